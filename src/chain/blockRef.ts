@@ -1,0 +1,50 @@
+/**
+ * Block numbers in requests (DESIGN.md §3): an integer >= 0, a 0x-hex string, a decimal string, or one of
+ * the five tags in any case. All of them become the node's form: a minimal 0x-hex quantity or a lower-case tag.
+ */
+
+export const BLOCK_TAGS = ["latest", "earliest", "pending", "safe", "finalized"] as const;
+export type BlockTag = (typeof BLOCK_TAGS)[number];
+
+/** Nodes keep block numbers in 64 bits. */
+export const MAX_BLOCK_NUMBER = 2n ** 64n - 1n;
+
+const TAG_SET: ReadonlySet<string> = new Set(BLOCK_TAGS);
+const HEX = /^0x[0-9a-f]+$/i;
+const DECIMAL = /^[0-9]+$/;
+
+export function quantity(n: number | bigint): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** A 0x-hex quantity as a bigint; throws on anything else. */
+export function parseQuantity(hex: string): bigint {
+  if (!HEX.test(hex)) throw new SyntaxError(`not a hex quantity: ${hex}`);
+  return BigInt(hex);
+}
+
+/** The node's form of a block number or tag, or undefined when the value is neither. */
+export function toNodeBlockRef(value: unknown): string | undefined {
+  let n: bigint;
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value) || value < 0) return undefined;
+    n = BigInt(value);
+  } else if (typeof value === "bigint") {
+    n = value;
+  } else if (typeof value === "string") {
+    const lower = value.toLowerCase();
+    if (TAG_SET.has(lower)) return lower;
+    // At most 16 hex digits (64 bits), so a 32-byte hash is never read as a block number; the caps also
+    // keep BigInt() from parsing megabytes of digits before the range check.
+    if (HEX.test(value) && value.length <= 18) n = BigInt(value);
+    else if (DECIMAL.test(value) && value.length <= 40) n = BigInt(value);
+    else return undefined;
+  } else {
+    return undefined;
+  }
+  return n >= 0n && n <= MAX_BLOCK_NUMBER ? quantity(n) : undefined;
+}
+
+export function isBlockTag(ref: string): ref is BlockTag {
+  return TAG_SET.has(ref);
+}

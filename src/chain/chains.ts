@@ -1,0 +1,89 @@
+/** What the service knows about the chains of SPEC.md's `Blockchain` enumeration. */
+
+export const BLOCKCHAINS = [
+  "ETH",
+  "ROPSTEN",
+  "BSC",
+  "BTC",
+  "BTC_TESTNET",
+  "TRON",
+  "NILE",
+  "GOERLI",
+  "SEPOLIA",
+  "POLYGON",
+  "CATAMITE",
+  "SATURN",
+  "BAHAMUT",
+  "TON",
+  "DOGE",
+  "LTC",
+  "SOLANA",
+] as const;
+export type Blockchain = (typeof BLOCKCHAINS)[number];
+
+const BY_CHAIN_ID: ReadonlyMap<bigint, Blockchain> = new Map([
+  [1n, "ETH"],
+  [3n, "ROPSTEN"],
+  [5n, "GOERLI"],
+  [11155111n, "SEPOLIA"],
+  [56n, "BSC"],
+  [137n, "POLYGON"],
+  [5165n, "BAHAMUT"],
+  [728126428n, "TRON"],
+  [3448148188n, "NILE"],
+]);
+
+/** Chain ids of local development chains (anvil, hardhat, ganache): blocks are final at once. */
+const DEV_CHAIN_IDS: ReadonlySet<bigint> = new Set([31337n, 1337n]);
+
+const NATIVE_SYMBOL: Record<Blockchain, string> = {
+  ETH: "ETH",
+  ROPSTEN: "ETH",
+  GOERLI: "ETH",
+  SEPOLIA: "ETH",
+  BSC: "BNB",
+  POLYGON: "POL",
+  TRON: "TRX",
+  NILE: "TRX",
+  BAHAMUT: "FTN",
+  BTC: "BTC",
+  BTC_TESTNET: "BTC",
+  TON: "TON",
+  DOGE: "DOGE",
+  LTC: "LTC",
+  SOLANA: "SOL",
+  CATAMITE: "CATAMITE",
+  SATURN: "SATURN",
+};
+
+// Reorg depth beyond which a block is treated as final when the node has no `finalized` tag.
+const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128, TRON: 20, NILE: 20 };
+const DEFAULT_CONFIRMATIONS = 12;
+
+export interface ChainInfo {
+  chainId: bigint;
+  blockchain: Blockchain;
+  nativeSymbol: string;
+  /** Native coin decimals; every EVM chain uses 18. */
+  nativeDecimals: number;
+  confirmations: number;
+  devChain: boolean;
+}
+
+export function describeChain(
+  chainId: bigint,
+  overrides: { blockchain?: Blockchain; confirmations?: number },
+): ChainInfo {
+  const devChain = DEV_CHAIN_IDS.has(chainId);
+  const blockchain = overrides.blockchain ?? BY_CHAIN_ID.get(chainId) ?? "ETH";
+  const confirmations =
+    overrides.confirmations ?? (devChain ? 0 : (CONFIRMATIONS[blockchain] ?? DEFAULT_CONFIRMATIONS));
+  return {
+    chainId,
+    blockchain,
+    nativeSymbol: NATIVE_SYMBOL[blockchain],
+    nativeDecimals: 18,
+    confirmations,
+    devChain,
+  };
+}

@@ -1,0 +1,66 @@
+import { expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "./config";
+
+test("defaults let a first run work on one machine", () => {
+  expect(loadConfig({})).toEqual({
+    host: "127.0.0.1",
+    port: 8000,
+    upstreamUrls: [],
+    databaseUrl: undefined,
+    dataDir: "./data",
+    apiKeys: [],
+    chain: undefined,
+    confirmations: undefined,
+    indexFromBlock: undefined,
+    cacheMemoryMb: 256,
+    cacheDiskMb: 4096,
+    upstreamTimeoutMs: 10_000,
+    logLevel: "info",
+  });
+});
+
+test("values are read and typed", () => {
+  const config = loadConfig({
+    PORT: "9000",
+    UPSTREAM_URLS: "http://a:8545, https://b.example/key ",
+    DATABASE_URL: "postgres://u@h/db",
+    API_KEYS: "k1,k2",
+    CHAIN: "bsc",
+    CONFIRMATIONS: "20",
+    INDEX_FROM_BLOCK: "100",
+    CACHE_MEMORY_MB: "64",
+    CACHE_DISK_MB: "0",
+    LOG_LEVEL: "DEBUG",
+  });
+  expect(config.port).toBe(9000);
+  expect(config.upstreamUrls).toEqual(["http://a:8545", "https://b.example/key"]);
+  expect(config.apiKeys).toEqual(["k1", "k2"]);
+  expect(config.chain).toBe("BSC");
+  expect(config.confirmations).toBe(20);
+  expect(config.indexFromBlock).toBe(100);
+  expect(config.cacheDiskMb).toBe(0);
+  expect(config.logLevel).toBe("debug");
+});
+
+test("a bad value names the variable and what it expected", () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: "eighty" }, 'PORT: expected an integer from 0 to 65535, got "eighty"'],
+    [{ PORT: "70000" }, 'PORT: expected an integer from 0 to 65535, got "70000"'],
+    [
+      { UPSTREAM_URLS: "ftp://x" },
+      'UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "ftp://x"',
+    ],
+    [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL: expected a postgres:// or postgresql:// URL"],
+    [
+      { CHAIN: "DOGECOIN" },
+      'CHAIN: expected one of ETH, ROPSTEN, BSC, BTC, BTC_TESTNET, TRON, NILE, GOERLI, SEPOLIA, POLYGON, CATAMITE, SATURN, BAHAMUT, TON, DOGE, LTC, SOLANA, got "DOGECOIN"',
+    ],
+    [{ CONFIRMATIONS: "-1" }, 'CONFIRMATIONS: expected an integer from 0 to 100000, got "-1"'],
+    [{ CACHE_MEMORY_MB: "0" }, 'CACHE_MEMORY_MB: expected an integer number of MiB, at least 1, got "0"'],
+    [{ API_KEYS: "has space" }, "API_KEYS: expected comma-separated keys of printable ASCII without spaces"],
+    [{ LOG_LEVEL: "loud" }, 'LOG_LEVEL: expected one of debug, info, warn, error, silent, got "loud"'],
+  ];
+  for (const [env, message] of cases) {
+    expect(() => loadConfig(env)).toThrow(new ConfigError(message));
+  }
+});

@@ -1,0 +1,189 @@
+/**
+ * Configuration comes from the environment only (DESIGN.md §6). Every variable is checked at start; a bad
+ * value stops the service with a message naming the variable and what it expected.
+ */
+import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { BLOCKCHAINS, type Blockchain } from "./chain/chains";
+import { LOG_LEVELS, type LogLevel } from "./log";
+
+export class ConfigError extends Error {}
+
+interface VarSpec<S extends TSchema> {
+  schema: S;
+  /** Turns the raw string into the value checked against `schema`; returns undefined if it cannot. */
+  parse: (raw: string) => unknown;
+  expected: string;
+  fallback: Static<S> | undefined;
+}
+
+const integer = (raw: string) => (/^\d+$/.test(raw) ? Number(raw) : undefined);
+const list = (raw: string) =>
+  raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+const httpUrl = (s: string) => {
+  try {
+    const url = new URL(s);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+};
+const postgresUrl = (s: string) => {
+  try {
+    const url = new URL(s);
+    return url.protocol === "postgres:" || url.protocol === "postgresql:";
+  } catch {
+    return false;
+  }
+};
+
+function v<S extends TSchema>(spec: VarSpec<S>): VarSpec<S> {
+  return spec;
+}
+
+const VARS = {
+  HOST: v({
+    schema: T.String({ minLength: 1 }),
+    parse: (s) => s,
+    expected: "a host name or IP",
+    fallback: "127.0.0.1",
+  }),
+  PORT: v({
+    schema: T.Integer({ minimum: 0, maximum: 65535 }),
+    parse: integer,
+    expected: "an integer from 0 to 65535",
+    fallback: 8000,
+  }),
+  UPSTREAM_URLS: v({
+    schema: T.Array(T.String(), { minItems: 1 }),
+    parse: (s) => {
+      const urls = list(s);
+      return urls.every(httpUrl) ? urls : undefined;
+    },
+    expected: "comma-separated http(s) URLs of JSON-RPC nodes",
+    fallback: undefined,
+  }),
+  DATABASE_URL: v({
+    schema: T.String(),
+    parse: (s) => (postgresUrl(s) ? s : undefined),
+    expected: "a postgres:// or postgresql:// URL",
+    fallback: undefined,
+  }),
+  DATA_DIR: v({
+    schema: T.String({ minLength: 1 }),
+    parse: (s) => s,
+    expected: "a directory path",
+    fallback: "./data",
+  }),
+  API_KEYS: v({
+    schema: T.Array(T.String({ pattern: "^[\\x21-\\x7e]+$" })),
+    parse: list,
+    expected: "comma-separated keys of printable ASCII without spaces",
+    fallback: [],
+  }),
+  CHAIN: v({
+    schema: T.Union(BLOCKCHAINS.map((b) => T.Literal(b))),
+    parse: (s) => s.toUpperCase(),
+    expected: `one of ${BLOCKCHAINS.join(", ")}`,
+    fallback: undefined,
+  }),
+  CONFIRMATIONS: v({
+    schema: T.Integer({ minimum: 0, maximum: 100_000 }),
+    parse: integer,
+    expected: "an integer from 0 to 100000",
+    fallback: undefined,
+  }),
+  INDEX_FROM_BLOCK: v({
+    schema: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    parse: integer,
+    expected: "a block number (a non-negative integer)",
+    fallback: undefined,
+  }),
+  CACHE_MEMORY_MB: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_048_576 }),
+    parse: integer,
+    expected: "an integer number of MiB, at least 1",
+    fallback: 256,
+  }),
+  CACHE_DISK_MB: v({
+    schema: T.Integer({ minimum: 0, maximum: 1_073_741_824 }),
+    parse: integer,
+    expected: "an integer number of MiB (0 turns the disk tier off)",
+    fallback: 4096,
+  }),
+  UPSTREAM_TIMEOUT_MS: v({
+    schema: T.Integer({ minimum: 50, maximum: 600_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 50 to 600000",
+    fallback: 10_000,
+  }),
+  LOG_LEVEL: v({
+    schema: T.Union(LOG_LEVELS.map((l) => T.Literal(l))),
+    parse: (s) => s.toLowerCase(),
+    expected: `one of ${LOG_LEVELS.join(", ")}`,
+    fallback: "info",
+  }),
+};
+
+export type ConfigVariable = keyof typeof VARS;
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Empty: start a local dev chain and use it. */
+  upstreamUrls: string[];
+  /** Undefined: run the embedded PostgreSQL (PGlite) under dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  apiKeys: string[];
+  chain: Blockchain | undefined;
+  confirmations: number | undefined;
+  indexFromBlock: number | undefined;
+  cacheMemoryMb: number;
+  cacheDiskMb: number;
+  upstreamTimeoutMs: number;
+  logLevel: LogLevel;
+}
+
+function read<K extends ConfigVariable>(env: Record<string, string | undefined>, name: K) {
+  const spec = VARS[name] as VarSpec<TSchema>;
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") return spec.fallback as Static<(typeof VARS)[K]["schema"]> | undefined;
+  const value = spec.parse(raw);
+  if (value === undefined || !Value.Check(spec.schema, value)) {
+    // Keys are secrets: name the variable, never echo its value.
+    const shown = name === "API_KEYS" || name === "DATABASE_URL" ? "" : `, got ${JSON.stringify(raw)}`;
+    throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
+  }
+  return value as Static<(typeof VARS)[K]["schema"]>;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return {
+    host: read(env, "HOST")!,
+    port: read(env, "PORT")!,
+    upstreamUrls: read(env, "UPSTREAM_URLS") ?? [],
+    databaseUrl: read(env, "DATABASE_URL"),
+    dataDir: read(env, "DATA_DIR")!,
+    apiKeys: read(env, "API_KEYS") ?? [],
+    chain: read(env, "CHAIN") as Blockchain | undefined,
+    confirmations: read(env, "CONFIRMATIONS"),
+    indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
+    cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
+    cacheDiskMb: read(env, "CACHE_DISK_MB")!,
+    upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,
+    logLevel: read(env, "LOG_LEVEL") as LogLevel,
+  };
+}
+
+/** The variables, what they take and their defaults, for the README and `--help`. */
+export function describeConfig(): { name: ConfigVariable; expected: string; fallback: unknown }[] {
+  return (Object.keys(VARS) as ConfigVariable[]).map((name) => ({
+    name,
+    expected: VARS[name].expected,
+    fallback: VARS[name].fallback,
+  }));
+}

@@ -1,0 +1,34 @@
+/** API keys kept in the database: only their SHA-256, never the key. */
+import type { Sql } from "./database";
+
+export interface ApiKeyRow {
+  keyHash: string;
+  label: string;
+  createdAt: Date;
+}
+
+export function createApiKeyStore(sql: Sql) {
+  return {
+    async loadKeyHashes(): Promise<string[]> {
+      const rows = await sql`select encode(key_hash, 'hex') as hash from api_keys where revoked_at is null`;
+      return rows.map((r) => r.hash as string);
+    },
+    async add(keyHash: string, label: string): Promise<void> {
+      await sql`insert into api_keys (key_hash, label) values (decode(${keyHash}, 'hex'), ${label})`;
+    },
+    async revoke(keyHashPrefix: string): Promise<number> {
+      const rows = await sql`update api_keys set revoked_at = now()
+        where revoked_at is null and encode(key_hash, 'hex') like ${`${keyHashPrefix}%`} returning 1`;
+      return rows.length;
+    },
+    async list(): Promise<ApiKeyRow[]> {
+      const rows = await sql`select encode(key_hash, 'hex') as hash, label, created_at
+        from api_keys where revoked_at is null order by created_at`;
+      return rows.map((r) => ({
+        keyHash: r.hash as string,
+        label: r.label as string,
+        createdAt: r.created_at as Date,
+      }));
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The PostgreSQL connection: DATABASE_URL when set, else an embedded PostgreSQL (PGlite behind its socket
+ * server) under DATA_DIR, so the same postgres.js code runs against both.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import type { Config } from "../config";
+import type { Logger } from "../log";
+
+/** Connections to an external server; PGlite runs one query at a time, so a few suffice there. */
+const POOL_SIZE = 10;
+const EMBEDDED_POOL_SIZE = 4;
+const CONNECT_TIMEOUT_S = 10;
+const IDLE_TIMEOUT_S = 60;
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+export interface Database {
+  sql: Sql;
+  embedded: boolean;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function connect(url: string, max: number): Sql {
+  return postgres(url, {
+    max,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    idle_timeout: IDLE_TIMEOUT_S,
+    onnotice: () => {},
+    connection: { application_name: "chain-gateway" },
+  }) as Sql;
+}
+
+/** One process owns an embedded database directory; a second one would corrupt it. */
+function lockDirectory(dir: string): () => void {
+  const lockFile = join(dir, "owner.pid");
+  try {
+    const pid = Number(readFileSync(lockFile, "utf8"));
+    if (pid && pid !== process.pid) {
+      try {
+        process.kill(pid, 0);
+        throw new Error(
+          `the embedded database in ${dir} is in use by process ${pid}; stop it, or set DATABASE_URL so that several processes share one PostgreSQL`,
+        );
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  writeFileSync(lockFile, String(process.pid));
+  return () => rmSync(lockFile, { force: true });
+}
+
+export async function createDatabase(options: { config: Config; log: Logger }): Promise<Database> {
+  const { config, log } = options;
+  const ping = async (sql: Sql) => {
+    await sql`select 1`;
+  };
+
+  if (config.databaseUrl) {
+    const sql = connect(config.databaseUrl, POOL_SIZE);
+    return { sql, embedded: false, ping: () => ping(sql), close: () => sql.end({ timeout: 5 }) };
+  }
+
+  const dir = join(config.dataDir, "pg");
+  mkdirSync(dir, { recursive: true });
+  const unlock = lockDirectory(config.dataDir);
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const started = performance.now();
+  const pglite = await PGlite.create(dir);
+  const server = new PGLiteSocketServer({
+    db: pglite,
+    host: "127.0.0.1",
+    port: 0,
+    maxConnections: EMBEDDED_POOL_SIZE,
+  });
+  await server.start();
+  const address = server.getServerConn();
+  log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
+  const sql = connect(`postgres://postgres@${address}/postgres`, EMBEDDED_POOL_SIZE);
+  return {
+    sql,
+    embedded: true,
+    ping: () => ping(sql),
+    async close() {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await pglite.close();
+      unlock();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Every failure the service reports is one of these classes. Each carries its JSON-RPC code, the HTTP
+ * status a REST caller sees and whether retrying may help; only the HTTP edge turns them into bodies.
+ */
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+interface ServiceErrorOptions {
+  code: number;
+  status: number;
+  retryable?: boolean;
+  data?: unknown;
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly code: number;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly data: unknown;
+
+  constructor(message: string, options: ServiceErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = options.code;
+    this.status = options.status;
+    this.retryable = options.retryable ?? false;
+    this.data = options.data;
+  }
+
+  /** The `detail` of a REST error body. */
+  get detail(): unknown {
+    return this.message;
+  }
+
+  /** The JSON text of the JSON-RPC `error` member. */
+  rpcErrorJson(): string {
+    const error: { code: number; message: string; data?: unknown } = {
+      code: this.code,
+      message: this.message,
+    };
+    if (this.data !== undefined) error.data = this.data;
+    return JSON.stringify(error);
+  }
+}
+
+/** A REST body, or a JSON-RPC envelope, that does not match its schema (FastAPI-style 422). */
+export class RequestValidationError extends ServiceError {
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join(".")}: ${i.msg}`).join("; "), { code: -32600, status: 422 });
+    this.issues = issues;
+  }
+  override get detail(): unknown {
+    return this.issues;
+  }
+}
+
+/** A JSON-RPC element that is not a valid request object (inside a batch). */
+export class InvalidRequestError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32600, status: 400 });
+  }
+}
+
+export class MethodNotFoundError extends ServiceError {
+  constructor(method: string) {
+    super(`the method ${method} does not exist or is not available`, { code: -32601, status: 404 });
+  }
+}
+
+export class InvalidParamsError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32602, status: 422 });
+  }
+}
+
+export class UnauthorizedError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32001, status: 401 });
+  }
+}
+
+export class NotFoundError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32001, status: 404 });
+  }
+}
+
+export class NotAvailableError extends ServiceError {
+  constructor(what: string) {
+    super(`${what} is not available yet on this service`, { code: -32004, status: 501 });
+  }
+}
+
+export class RateLimitedError extends ServiceError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { code: -32005, status: 429, retryable: true });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+export class PayloadTooLargeError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32600, status: 413 });
+  }
+}
+
+/**
+ * The node answered with a JSON-RPC error. It passes through unchanged over JSON-RPC; over REST an
+ * error about the request itself is a 400 quoting the node, and the node's own trouble a 502.
+ */
+export class NodeError extends ServiceError {
+  /** The node's `error` member exactly as it sent it. */
+  readonly rawError: string;
+  constructor(code: number, message: string, data: unknown, rawError: string) {
+    const nodeSide = code === -32603 || code === -32005 || code === -32002;
+    super(message, { code, status: nodeSide ? 502 : 400, retryable: nodeSide, data });
+    this.rawError = rawError;
+  }
+  override rpcErrorJson(): string {
+    return this.rawError;
+  }
+}
+
+/** No upstream could be reached, or none answered sensibly. */
+export class UpstreamUnavailableError extends ServiceError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: -32002, status: 502, retryable: true, cause });
+  }
+}
+
+export class UpstreamTimeoutError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32002, status: 504, retryable: true });
+  }
+}
+
+/** A bug of ours. The message given to callers never carries internals. */
+export class InternalError extends ServiceError {
+  constructor(cause?: unknown) {
+    super("internal error", { code: -32603, status: 500, cause });
+  }
+}
+
+export function toServiceError(error: unknown): ServiceError {
+  return error instanceof ServiceError ? error : new InternalError(error);
+}

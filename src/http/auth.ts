@@ -1,0 +1,109 @@
+/**
+ * API keys (DESIGN.md §4): query `api_key`, header `x-api-key` or header `api_key`; any one is enough,
+ * two different ones are refused. Keys come from API_KEYS and from the database, which keeps only their
+ * SHA-256. With no key anywhere the service runs open.
+ */
+import { UnauthorizedError } from "../errors";
+import type { Logger } from "../log";
+
+/** How often database keys are reloaded, and how soon an unknown key may force a reload. */
+const KEY_REFRESH_MS = 30_000;
+const UNKNOWN_KEY_REFRESH_MS = 2_000;
+
+export interface Caller {
+  /** The key as the caller sent it; null in open mode. */
+  key: string | null;
+}
+
+export interface KeySource {
+  /** SHA-256 hex digests of the valid keys. */
+  loadKeyHashes(): Promise<string[]>;
+}
+
+export interface Auth {
+  /** True while no key is configured anywhere. */
+  readonly open: boolean;
+  authenticate(request: Request): Promise<Caller>;
+  stop(): void;
+}
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher("sha256").update(key).digest("hex");
+}
+
+/** The key a request carries: query `api_key`, header `x-api-key` or header `api_key`. */
+export function requestKey(request: Request): string | undefined {
+  const url = request.url;
+  const q = url.indexOf("?");
+  const fromQuery = q >= 0 ? new URLSearchParams(url.slice(q + 1)).get("api_key") : null;
+  const fromHeader = request.headers.get("x-api-key");
+  const fromAltHeader = request.headers.get("api_key");
+  let key: string | undefined;
+  for (const candidate of [fromQuery, fromHeader, fromAltHeader]) {
+    if (candidate === null || candidate === "") continue;
+    if (key !== undefined && key !== candidate) {
+      throw new UnauthorizedError("the request carries two different API keys; send one");
+    }
+    key = candidate;
+  }
+  return key;
+}
+
+export async function createAuth(options: {
+  apiKeys: string[];
+  keySource?: KeySource;
+  log: Logger;
+}): Promise<Auth> {
+  const { keySource, log } = options;
+  const configured = new Set(options.apiKeys.map(hashKey));
+  let stored = new Set<string>();
+  let loadedAt = 0;
+  let loading: Promise<void> | undefined;
+
+  async function reload(): Promise<void> {
+    if (!keySource) return;
+    loading ??= keySource
+      .loadKeyHashes()
+      .then((hashes) => {
+        stored = new Set(hashes);
+        loadedAt = Date.now();
+      })
+      .catch((error) => log.warn("could not load API keys from the database", { error }))
+      .finally(() => {
+        loading = undefined;
+      });
+    return loading;
+  }
+
+  await reload();
+  const timer = keySource ? setInterval(reload, KEY_REFRESH_MS) : undefined;
+  timer?.unref?.();
+
+  const isOpen = () => configured.size === 0 && stored.size === 0;
+
+  return {
+    get open() {
+      return isOpen();
+    },
+    async authenticate(request) {
+      const key = requestKey(request);
+      if (isOpen()) return { key: null };
+      if (key === undefined) {
+        throw new UnauthorizedError(
+          "missing API key: pass it as the api_key query parameter or the x-api-key header",
+        );
+      }
+      const hash = hashKey(key);
+      if (configured.has(hash) || stored.has(hash)) return { key };
+      // A key added to the database since the last load is honoured without waiting for the timer.
+      if (keySource && Date.now() - loadedAt > UNKNOWN_KEY_REFRESH_MS) {
+        await reload();
+        if (stored.has(hash)) return { key };
+      }
+      throw new UnauthorizedError("invalid API key");
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

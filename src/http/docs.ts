@@ -1,0 +1,218 @@
+/**
+ * The OpenAPI 3.1 document, built from the operation table and the route specs, and a Swagger UI page
+ * whose assets come from the swagger-ui-dist package, so the docs render with no internet access.
+ */
+import { dirname, join } from "node:path";
+import { Type as T, type TSchema } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { ErrorDetail, HTTPValidationError } from "../operations/schemas";
+import type { OperationTable } from "../operations/table";
+import type { RouteSpec } from "./routes";
+
+export const API_VERSION = "0.1.0";
+
+const ASSETS: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+};
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Blockchain data access service - API</title>
+<link rel="stylesheet" href="/swagger/assets/swagger-ui.css">
+<link rel="icon" type="image/png" href="/swagger/assets/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/swagger/assets/swagger-ui-bundle.js"></script>
+<script>
+window.ui = SwaggerUIBundle({ url: "/swagger/json", dom_id: "#swagger-ui", validatorUrl: null, deepLinking: true });
+</script>
+</body>
+</html>`;
+
+/** Replaces every titled schema by a $ref to components.schemas, so each resource is named once. */
+function hoist(schema: unknown, components: Record<string, unknown>): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components));
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = hoist(value, components);
+  const title = (schema as { title?: unknown }).title;
+  if (typeof title === "string") {
+    components[title] = out;
+    return { $ref: `#/components/schemas/${title}` };
+  }
+  return out;
+}
+
+const jsonContent = (schema: TSchema) => ({ "application/json": { schema } });
+
+const errorResponses = {
+  "401": { description: "Missing or invalid API key", content: jsonContent(ErrorDetail) },
+  "422": { description: "Validation Error", content: jsonContent(HTTPValidationError) },
+};
+
+export function buildOpenApi(table: OperationTable, routes: RouteSpec[], healthSchema: TSchema) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const security = [{ api_key_query: [] }, { api_key_header: [] }];
+
+  for (const op of table.list) {
+    if (!op.rest) continue;
+    paths[`/node/rest/${op.rest.name}`] = {
+      post: {
+        tags: ["node"],
+        summary: op.rest.name,
+        description: op.summary,
+        operationId: op.rest.name,
+        security,
+        ...(op.rest.body ? { requestBody: { required: true, content: jsonContent(op.rest.body) } } : {}),
+        responses: {
+          "200": { description: "Successful Response", content: jsonContent(op.rest.response) },
+          "400": {
+            description: "The node refused the request; detail quotes it",
+            content: jsonContent(ErrorDetail),
+          },
+          ...errorResponses,
+          "501": { description: "Not available on this service yet", content: jsonContent(ErrorDetail) },
+          "502": { description: "No upstream node could answer", content: jsonContent(ErrorDetail) },
+          "504": { description: "The upstream node timed out", content: jsonContent(ErrorDetail) },
+        },
+      },
+    };
+  }
+
+  const literals = (group: string) =>
+    table.list.filter((op) => op.group === group).map((op) => T.Literal(op.method));
+  const JsonRpcRequest = T.Object(
+    {
+      jsonrpc: T.Optional(T.String({ default: "2.0" })),
+      id: T.Optional(T.Unknown({ default: 0, description: "echoed exactly: string, number or null" })),
+      method: T.Union([
+        T.Union(literals("Methods"), { title: "Methods" }),
+        T.Union(literals("NodeMethods"), { title: "NodeMethods" }),
+      ]),
+      params: T.Optional(T.Array(T.Unknown(), { default: [], description: "positional params" })),
+    },
+    { title: "JsonRpcRequest" },
+  );
+  const JsonRpcResponse = T.Object(
+    {
+      jsonrpc: T.Optional(T.String({ default: "2.0" })),
+      id: T.Optional(T.Unknown({ default: 0 })),
+      result: T.Optional(T.Unknown()),
+      error: T.Optional(
+        T.Union([
+          T.Object({ code: T.Integer(), message: T.String(), data: T.Optional(T.Unknown()) }),
+          T.Null(),
+        ]),
+      ),
+    },
+    { title: "JsonRpcResponse" },
+  );
+  const methodList = table.list
+    .map(
+      (op) =>
+        `- \`${op.method}(${op.params.map((p) => (p.optional ? `[${p.name}]` : p.name)).join(", ")})\`: ${op.summary}`,
+    )
+    .join("\n");
+  paths["/node/jsonrpc"] = {
+    post: {
+      tags: ["node"],
+      summary: "JSON-RPC 2.0: one request, or a batch (an array) answered element by element",
+      description: `Methods and their positional params:\n\n${methodList}`,
+      operationId: "jsonrpc",
+      security,
+      requestBody: {
+        required: true,
+        content: jsonContent(T.Union([JsonRpcRequest, T.Array(JsonRpcRequest, { minItems: 1 })])),
+      },
+      responses: {
+        "200": {
+          description: "The JSON-RPC response (errors in `error`), or one per batch element",
+          content: jsonContent(T.Union([JsonRpcResponse, T.Array(JsonRpcResponse)])),
+        },
+        "401": { description: "Missing or invalid API key", content: jsonContent(JsonRpcResponse) },
+        "422": errorResponses["422"],
+      },
+    },
+  };
+
+  for (const route of routes) {
+    const responses: Record<string, unknown> = {
+      "200": { description: "Successful Response", content: jsonContent(route.response) },
+      "401": errorResponses["401"],
+    };
+    if (route.body) responses["422"] = errorResponses["422"];
+    for (const [status, description] of Object.entries(route.errors ?? {})) {
+      responses[status] = { description, content: jsonContent(ErrorDetail) };
+    }
+    const item = paths[route.path] ?? {};
+    paths[route.path] = item;
+    item[route.method.toLowerCase()] = {
+      tags: [route.tag],
+      summary: route.summary,
+      operationId: route.path.slice(1).replace(/\//g, "_"),
+      security,
+      ...(route.body ? { requestBody: { required: true, content: jsonContent(route.body) } } : {}),
+      responses,
+    };
+  }
+
+  for (const path of ["/health", "/health/"]) {
+    paths[path] = {
+      get: {
+        tags: ["health"],
+        summary: "Service health: upstream, database and indexer (no key needed)",
+        operationId: path === "/health" ? "health" : "health_slash",
+        responses: { "200": { description: "Successful Response", content: jsonContent(healthSchema) } },
+      },
+    };
+  }
+
+  const components: Record<string, unknown> = {};
+  const hoistedPaths = hoist(paths, components);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Blockchain data access service",
+      version: API_VERSION,
+      description:
+        "Blocks, transactions, receipts, logs, traces, transfers, token balances and metadata over REST and JSON-RPC, and address watch filters.",
+    },
+    tags: [
+      { name: "node", description: "Node data over REST and JSON-RPC" },
+      { name: "health", description: "Liveness and readiness" },
+      { name: "watch_filters", description: "Address watch filters, polled per block" },
+    ],
+    paths: hoistedPaths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        api_key_query: { type: "apiKey", in: "query", name: "api_key" },
+        api_key_header: { type: "apiKey", in: "header", name: "x-api-key" },
+      },
+    },
+  };
+}
+
+export function docsRoutes(document: unknown) {
+  const assetDir = dirname(require.resolve("swagger-ui-dist/package.json"));
+  const documentJson = JSON.stringify(document);
+  const app = new Elysia({ name: "docs" })
+    .get("/swagger", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get(
+      "/swagger/json",
+      () => new Response(documentJson, { headers: { "content-type": "application/json" } }),
+    )
+    .get("/swagger/assets/:file", ({ params }) => {
+      const type = ASSETS[params.file];
+      if (!type) return new Response(JSON.stringify({ detail: "Not Found" }), { status: 404 });
+      return new Response(Bun.file(join(assetDir, params.file)), {
+        headers: { "content-type": type, "cache-control": "public, max-age=86400" },
+      });
+    });
+  return app;
+}

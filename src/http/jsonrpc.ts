@@ -1,0 +1,160 @@
+/**
+ * JSON-RPC 2.0 over POST /node/jsonrpc (SPEC.md §4.2, DESIGN.md §4). Independent of the web framework:
+ * body text in, Response out. A single request whose envelope is wrong is a 422; a batch is answered 200
+ * with one response per element, in order. Results are spliced in as raw JSON text.
+ */
+import {
+  InternalError,
+  InvalidParamsError,
+  InvalidRequestError,
+  MethodNotFoundError,
+  type RequestValidationError,
+  type ServiceError,
+  toServiceError,
+  type ValidationIssue,
+} from "../errors";
+import { toJson } from "../json";
+import type { Logger } from "../log";
+import type { Operation, ResultSource } from "../operations/operation";
+import type { OperationTable } from "../operations/table";
+import { parseBody, rawJson } from "./respond";
+
+const DEFAULT_JSONRPC = '"2.0"';
+
+interface Envelope {
+  jsonrpc: string;
+  id: string;
+  op: Operation;
+  params: unknown[];
+}
+
+interface Answer {
+  body: string;
+  source?: ResultSource;
+}
+
+// Order of "how far the node was from the answer", for the x-cache header of a batch.
+const SOURCE_RANK: Record<ResultSource, number> = { memory: 0, disk: 1, coalesced: 2, miss: 3 };
+
+function idJson(value: Record<string, unknown>): string {
+  return "id" in value ? toJson(value.id) : "0";
+}
+
+function errorAnswer(jsonrpc: string, id: string, error: ServiceError): Answer {
+  return { body: `{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}` };
+}
+
+export interface JsonRpcHandler {
+  handle(text: string): Promise<Response>;
+}
+
+export function createJsonRpcHandler(options: { table: OperationTable; log: Logger }): JsonRpcHandler {
+  const { table, log } = options;
+
+  /** Envelope problems as FastAPI issues (single request) — the batch path turns them into codes. */
+  function envelopeIssues(value: unknown): { issues: ValidationIssue[]; unknownMethod?: string } {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return { issues: [{ loc: ["body"], msg: "Input should be a valid object", type: "dict_type" }] };
+    }
+    const v = value as Record<string, unknown>;
+    const issues: ValidationIssue[] = [];
+    let unknownMethod: string | undefined;
+    if ("jsonrpc" in v && typeof v.jsonrpc !== "string") {
+      issues.push({ loc: ["body", "jsonrpc"], msg: "Input should be a valid string", type: "string_type" });
+    }
+    if (v.method === undefined) {
+      issues.push({ loc: ["body", "method"], msg: "Field required", type: "missing" });
+    } else if (typeof v.method !== "string") {
+      issues.push({ loc: ["body", "method"], msg: "Input should be a valid string", type: "string_type" });
+    } else if (!table.byMethod(v.method)) {
+      unknownMethod = v.method;
+      issues.push({
+        loc: ["body", "method"],
+        msg: `Input should be one of the supported methods (Methods or NodeMethods, see /swagger); got ${JSON.stringify(v.method)}`,
+        type: "enum",
+      });
+    }
+    if (v.params !== undefined && v.params !== null && !Array.isArray(v.params)) {
+      issues.push({ loc: ["body", "params"], msg: "Input should be a valid list", type: "list_type" });
+    }
+    return { issues, unknownMethod };
+  }
+
+  function toEnvelope(v: Record<string, unknown>): Envelope {
+    return {
+      jsonrpc: typeof v.jsonrpc === "string" ? JSON.stringify(v.jsonrpc) : DEFAULT_JSONRPC,
+      id: idJson(v),
+      op: table.byMethod(v.method as string)!,
+      params: (v.params as unknown[] | null | undefined) ?? [],
+    };
+  }
+
+  async function execute(envelope: Envelope): Promise<Answer> {
+    const { jsonrpc, id, op } = envelope;
+    try {
+      const result = await op.run(op.prepare(envelope.params));
+      return { body: `{"jsonrpc":${jsonrpc},"id":${id},"result":${result.raw}}`, source: result.source };
+    } catch (error) {
+      const e = toServiceError(error);
+      if (e instanceof InternalError) log.error("operation failed", { method: op.method, error });
+      return errorAnswer(jsonrpc, id, e);
+    }
+  }
+
+  function batchElement(value: unknown): Promise<Answer> | Answer {
+    const { issues, unknownMethod } = envelopeIssues(value);
+    if (issues.length === 0) return execute(toEnvelope(value as Record<string, unknown>));
+    const v = (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}) as Record<
+      string,
+      unknown
+    >;
+    const jsonrpc = typeof v.jsonrpc === "string" ? JSON.stringify(v.jsonrpc) : DEFAULT_JSONRPC;
+    const id = typeof value === "object" && value !== null && !Array.isArray(value) ? idJson(v) : "null";
+    if (issues.length === 1 && unknownMethod !== undefined) {
+      return errorAnswer(jsonrpc, id, new MethodNotFoundError(unknownMethod));
+    }
+    const first = issues[0]!;
+    const error =
+      first.loc[1] === "params"
+        ? new InvalidParamsError("invalid params: params must be a positional array")
+        : new InvalidRequestError(
+            `invalid request: ${first.loc.slice(1).join(".") || "element"}: ${first.msg}`,
+          );
+    return errorAnswer(jsonrpc, id, error);
+  }
+
+  return {
+    async handle(text) {
+      let body: unknown;
+      try {
+        body = parseBody(text);
+      } catch (error) {
+        return rawJson(toJson({ detail: (error as RequestValidationError).issues }), 422);
+      }
+
+      if (Array.isArray(body)) {
+        if (body.length === 0) {
+          return rawJson(
+            `{"jsonrpc":"2.0","id":null,"error":${new InvalidRequestError("invalid request: empty batch").rpcErrorJson()}}`,
+          );
+        }
+        const answers = await Promise.all(body.map(batchElement));
+        let worst: ResultSource | undefined;
+        const parts = new Array<string>(answers.length);
+        for (let i = 0; i < answers.length; i++) {
+          const answer = answers[i]!;
+          parts[i] = answer.body;
+          if (answer.source && (worst === undefined || SOURCE_RANK[answer.source] > SOURCE_RANK[worst])) {
+            worst = answer.source;
+          }
+        }
+        return rawJson(`[${parts.join(",")}]`, 200, worst ? { "x-cache": worst } : undefined);
+      }
+
+      const { issues } = envelopeIssues(body);
+      if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422);
+      const answer = await execute(toEnvelope(body as Record<string, unknown>));
+      return rawJson(answer.body, 200, answer.source ? { "x-cache": answer.source } : undefined);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/** Watch-filter routes (SPEC.md §4.3). */
+import { Type as T } from "@sinclair/typebox";
+import { NotAvailableError } from "../errors";
+import { Address, FilterInfo, FilterResult } from "../operations/schemas";
+import type { RouteSpec } from "./routes";
+
+const TAG = "watch_filters";
+const Filters = (item: typeof FilterInfo | typeof FilterResult) => T.Object({ filters: T.Array(item) });
+const CheckBody = T.Object({
+  block_number: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  offset: T.Optional(T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+});
+
+export function watchFilterRouteSpecs(): RouteSpec[] {
+  const notYet = (what: string) => async () => {
+    throw new NotAvailableError(what);
+  };
+  return [
+    {
+      method: "GET",
+      path: "/watch_filters/lastBlockNumber",
+      tag: TAG,
+      summary: "The last block processed for filters (final: its results never change).",
+      body: null,
+      response: T.Object({ block_number: T.Integer() }),
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "POST",
+      path: "/watch_filters/add",
+      tag: TAG,
+      summary: "Registers a filter on an address (idempotent).",
+      body: T.Object({
+        address: Address,
+        contract_address: T.Optional(T.Union([Address, T.Null()])),
+        with_approval: T.Optional(T.Union([T.Boolean(), T.Null()], { default: false })),
+      }),
+      response: T.Object({ filter_id: T.String() }),
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "POST",
+      path: "/watch_filters/check",
+      tag: TAG,
+      summary: "Filter matches of one processed block: up to 1000 a call, from `offset`.",
+      body: CheckBody,
+      response: Filters(FilterResult),
+      errors: { 404: "The block is not processed yet" },
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "POST",
+      path: "/watch_filters/check_v2",
+      tag: TAG,
+      summary: "As check, plus native movements made inside contract execution (internal calls).",
+      body: CheckBody,
+      response: Filters(FilterResult),
+      errors: { 404: "The block is not processed yet" },
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "DELETE",
+      path: "/watch_filters/remove",
+      tag: TAG,
+      summary: "Removes one of the caller's filters.",
+      body: T.Object({ filter_id: T.String({ minLength: 1 }) }),
+      response: T.Object({ detail: T.String(), filter_id: T.String() }),
+      errors: { 404: "No such filter for this key" },
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "POST",
+      path: "/watch_filters/info",
+      tag: TAG,
+      summary: "The caller's filters on an address.",
+      body: T.Object({ address: Address }),
+      response: Filters(FilterInfo),
+      handle: notYet("watch filters"),
+    },
+    {
+      method: "POST",
+      path: "/watch_filters/all",
+      tag: TAG,
+      summary: "All of the caller's filters.",
+      body: null,
+      response: Filters(FilterInfo),
+      handle: notYet("watch filters"),
+    },
+  ];
+}

@@ -1,0 +1,150 @@
+/**
+ * JSON helpers shared by every layer:
+ * - exact integers: numbers beyond 2^53 parse to bigint and bigints serialize as their full digits;
+ * - RFC 3339 UTC date-times;
+ * - a structural scanner that finds the raw text of members and elements, so node results are spliced
+ *   into responses as the bytes the node sent, never re-serialized.
+ */
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const LBRACE = 123;
+const RBRACE = 125;
+const LBRACKET = 91;
+const RBRACKET = 93;
+const COMMA = 44;
+const COLON = 58;
+
+// A JSON number with 16+ digits may exceed 2^53; below that JSON.parse is exact and needs no reviver.
+const LONG_DIGIT_RUN = /\d{16}/;
+
+function exactIntegerReviver(this: unknown, _key: string, value: unknown, context?: { source?: string }) {
+  if (typeof value === "number" && !Number.isSafeInteger(value) && context?.source !== undefined) {
+    const source = context.source;
+    if (/^-?\d+$/.test(source)) return BigInt(source);
+  }
+  return value;
+}
+
+/** JSON.parse that keeps integers beyond Number.MAX_SAFE_INTEGER exact, as bigint. Throws SyntaxError. */
+export function parseJson(text: string): unknown {
+  return LONG_DIGIT_RUN.test(text) ? JSON.parse(text, exactIntegerReviver as never) : JSON.parse(text);
+}
+
+function bigintReplacer(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? (JSON as any).rawJSON(value.toString()) : value;
+}
+
+/** JSON.stringify that writes bigints as exact digits. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, bigintReplacer);
+}
+
+/** RFC 3339 UTC with a `Z` and whole seconds, e.g. `2024-03-01T12:00:05Z`. */
+export function rfc3339(unixSeconds: number | bigint | Date): string {
+  const ms = unixSeconds instanceof Date ? unixSeconds.getTime() : Number(unixSeconds) * 1000;
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Raw scanner. It assumes well-formed JSON (callers parse first, or produced the text themselves); on
+// malformed input it throws rather than loop.
+
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+export function skipWhitespace(text: string, i: number): number {
+  while (i < text.length && isWhitespace(text.charCodeAt(i))) i++;
+  return i;
+}
+
+function skipString(text: string, start: number): number {
+  let from = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) throw new SyntaxError("unterminated string");
+    let backslashes = 0;
+    for (let b = quote - 1; text.charCodeAt(b) === BACKSLASH; b--) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** Index just past the JSON value that starts at `start` (no leading whitespace). */
+export function skipValue(text: string, start: number): number {
+  const c = text.charCodeAt(start);
+  if (c === QUOTE) return skipString(text, start);
+  if (c === LBRACE || c === LBRACKET) {
+    let depth = 0;
+    for (let i = start; i < text.length; ) {
+      const d = text.charCodeAt(i);
+      if (d === QUOTE) {
+        i = skipString(text, i);
+        continue;
+      }
+      if (d === LBRACE || d === LBRACKET) depth++;
+      else if (d === RBRACE || d === RBRACKET) {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+      i++;
+    }
+    throw new SyntaxError("unterminated container");
+  }
+  let i = start;
+  while (i < text.length) {
+    const d = text.charCodeAt(i);
+    if (d === COMMA || d === RBRACE || d === RBRACKET || isWhitespace(d)) break;
+    i++;
+  }
+  if (i === start) throw new SyntaxError(`unexpected character at ${start}`);
+  return i;
+}
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** The raw value span of each member of the object that starts at `start`. */
+export function objectMembers(text: string, start: number): Map<string, Span> {
+  const members = new Map<string, Span>();
+  let i = skipWhitespace(text, start);
+  if (text.charCodeAt(i) !== LBRACE) throw new SyntaxError("expected an object");
+  i = skipWhitespace(text, i + 1);
+  if (text.charCodeAt(i) === RBRACE) return members;
+  for (;;) {
+    const keyEnd = skipString(text, i);
+    const rawKey = text.slice(i + 1, keyEnd - 1);
+    const key = rawKey.includes("\\") ? (JSON.parse(text.slice(i, keyEnd)) as string) : rawKey;
+    i = skipWhitespace(text, keyEnd);
+    if (text.charCodeAt(i) !== COLON) throw new SyntaxError("expected a colon");
+    const valueStart = skipWhitespace(text, i + 1);
+    const valueEnd = skipValue(text, valueStart);
+    members.set(key, { start: valueStart, end: valueEnd });
+    i = skipWhitespace(text, valueEnd);
+    const c = text.charCodeAt(i);
+    if (c === RBRACE) return members;
+    if (c !== COMMA) throw new SyntaxError("expected a comma");
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+/** The raw span of each element of the array that starts at `start`. */
+export function arrayElements(text: string, start: number): Span[] {
+  const elements: Span[] = [];
+  let i = skipWhitespace(text, start);
+  if (text.charCodeAt(i) !== LBRACKET) throw new SyntaxError("expected an array");
+  i = skipWhitespace(text, i + 1);
+  if (text.charCodeAt(i) === RBRACKET) return elements;
+  for (;;) {
+    const end = skipValue(text, i);
+    elements.push({ start: i, end });
+    i = skipWhitespace(text, end);
+    const c = text.charCodeAt(i);
+    if (c === RBRACKET) return elements;
+    if (c !== COMMA) throw new SyntaxError("expected a comma");
+    i = skipWhitespace(text, i + 1);
+  }
+}

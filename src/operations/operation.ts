@@ -1,0 +1,107 @@
+/**
+ * One operation table drives the REST routes, JSON-RPC dispatch and the OpenAPI document. An operation
+ * is a JSON-RPC method with positional params; its REST route, when it has one, maps a JSON body onto
+ * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
+ */
+import type { TObject, TSchema } from "@sinclair/typebox";
+import { InvalidParamsError, type ValidationIssue } from "../errors";
+import { compile, type Validator } from "../validation";
+
+/** SPEC.md §2: `Methods` are the service's operations, `NodeMethods` plain pass-through node calls. */
+export type MethodGroup = "Methods" | "NodeMethods";
+
+export interface ParamSpec {
+  name: string;
+  schema: TSchema;
+  optional?: boolean;
+  /** Turns a valid value into the node's form (hex quantities, lower-case hex, tags). */
+  normalize?: (value: any) => unknown;
+}
+
+export interface RestSpec {
+  /** The route is POST /node/rest/<name>. */
+  name: string;
+  /** null: the route takes no body. */
+  body: TObject | null;
+  /** A valid body as the operation's positional params, before normalization. */
+  toParams: (body: any) => unknown[];
+  /** What the route answers, for the OpenAPI document. */
+  response: TSchema;
+  /** Reshapes the JSON-RPC result for REST, where SPEC.md gives REST another shape. */
+  toRest?: (raw: string) => string;
+}
+
+/** Where a result came from (the `x-cache` header). */
+export type ResultSource = "memory" | "disk" | "coalesced" | "miss";
+
+export interface OperationResult {
+  /** The result as JSON text. */
+  raw: string;
+  /** Set for results that came from the node engine. */
+  source?: ResultSource;
+}
+
+export interface OperationSpec {
+  method: string;
+  group: MethodGroup;
+  summary: string;
+  params: ParamSpec[];
+  /** What the JSON-RPC result is, for the OpenAPI document. */
+  result: TSchema;
+  rest?: RestSpec;
+  run: (params: unknown[]) => Promise<OperationResult>;
+}
+
+export interface Operation extends OperationSpec {
+  /** Checks JSON-RPC params and returns them in the node's form; throws InvalidParamsError. */
+  prepare(params: unknown[]): unknown[];
+  /** Returns REST params in the node's form; the body must already be valid against rest.body. */
+  prepareRest(body: unknown): unknown[];
+  readonly restBody: Validator | null;
+}
+
+/** `params[0].topics[1] (filter): Input should be ...` */
+function describeIssues(issues: ValidationIssue[], name: string): string {
+  const path = (loc: ValidationIssue["loc"]) =>
+    loc.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
+  return issues.map((i) => `${path(i.loc)} (${name}): ${i.msg}`).join("; ");
+}
+
+export function defineOperation(spec: OperationSpec): Operation {
+  const validators = spec.params.map((p) => compile(p.schema));
+  const required = spec.params.filter((p) => !p.optional).length;
+  const max = spec.params.length;
+
+  function normalize(params: unknown[]): unknown[] {
+    const out = new Array(params.length);
+    for (let i = 0; i < params.length; i++) {
+      const normalizeParam = spec.params[i]!.normalize;
+      out[i] = normalizeParam ? normalizeParam(params[i]) : params[i];
+    }
+    return out;
+  }
+
+  return {
+    ...spec,
+    restBody: spec.rest?.body ? compile(spec.rest.body) : null,
+    prepare(params) {
+      if (params.length < required || params.length > max) {
+        const names = spec.params.map((p) => (p.optional ? `[${p.name}]` : p.name)).join(", ");
+        throw new InvalidParamsError(
+          `invalid params: ${spec.method} takes ${required === max ? max : `${required} to ${max}`} params (${names || "none"}), got ${params.length}`,
+        );
+      }
+      for (let i = 0; i < params.length; i++) {
+        const validator = validators[i]!;
+        if (!validator.check(params[i])) {
+          const issues = validator.issues(params[i], ["params", i]);
+          throw new InvalidParamsError(`invalid params: ${describeIssues(issues, spec.params[i]!.name)}`);
+        }
+      }
+      return normalize(params);
+    },
+    prepareRest(body) {
+      return normalize(spec.rest!.toParams(body));
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { expect, test } from "bun:test";
+import { createLogger } from "../log";
+import { createNodeOperations } from "./node";
+import { createStatsOperations } from "./stats";
+import { createOperationTable } from "./table";
+import { createTokenOperations } from "./tokens";
+import { createTransferOperations } from "./transfers";
+
+// SPEC.md §2 (JsonRpcRequest) and §4.1.
+const METHODS = [
+  "net_version",
+  "eth_getBlockByHash",
+  "eth_getBlockByNumber",
+  "eth_blockNumber",
+  "trace_block",
+  "trace_transaction",
+  "ext_getBlockReceipts",
+  "eth_getTransactionReceipt",
+  "eth_getTransactionByHash",
+  "eth_getBlockTransactionCountByNumber",
+  "eth_getBlockTransactionCountByHash",
+  "eth_getTransactionByBlockNumberAndIndex",
+  "eth_getTransactionByBlockHashAndIndex",
+  "eth_getUncleCountByBlockNumber",
+  "eth_getUncleCountByBlockHash",
+  "watch_getTransfersByAddress",
+  "watch_getTransfers",
+  "eth_getLogs",
+  "watch_getTokenBalances",
+  "watch_getStatsByDay",
+  "watch_getBlockNumberByTimestamp",
+  "watch_getTokenMetadata",
+  "watch_getBlockNumbersByDay",
+];
+const NODE_METHODS = [
+  "eth_call",
+  "eth_chainId",
+  "eth_estimateGas",
+  "eth_gasPrice",
+  "eth_getBalance",
+  "eth_getCode",
+  "eth_getStorageAt",
+  "eth_sendRawTransaction",
+  "eth_getTransactionCount",
+  "eth_feeHistory",
+];
+const REST = [
+  "eth_getBlockByNumber",
+  "eth_getBlockByHash",
+  "eth_blockNumber",
+  "watch_getBlockNumberByTimestamp",
+  "net_version",
+  "watch_getStatsByDay",
+  "watch_getBlockNumbersByDay",
+  "eth_getLogs",
+  "eth_getTransactionByHash",
+  "eth_getTransactionByBlockNumberAndIndex",
+  "eth_getTransactionByBlockHashAndIndex",
+  "eth_getBlockTransactionCountByNumber",
+  "eth_getBlockTransactionCountByHash",
+  "ext_getBlockReceipts",
+  "eth_getTransactionReceipt",
+  "get_token_balances",
+  "get_token_metadata",
+  "trace_block",
+  "trace_transaction",
+  "watch_getTransfersByAddress",
+  "watch_getTransfers",
+  "eth_getUncleCountByBlockHash",
+  "eth_getUncleCountByBlockNumber",
+];
+
+test("the table holds exactly SPEC.md's methods and REST routes", () => {
+  const table = createOperationTable([
+    ...createNodeOperations({
+      node: { call: async () => ({ raw: "null" }) },
+      log: createLogger({ level: "silent" }),
+    }),
+    ...createTransferOperations(),
+    ...createStatsOperations(),
+    ...createTokenOperations(),
+  ]);
+  const of = (group: string) =>
+    table.list
+      .filter((op) => op.group === group)
+      .map((op) => op.method)
+      .sort();
+  expect(of("Methods")).toEqual([...METHODS].sort());
+  expect(of("NodeMethods")).toEqual([...NODE_METHODS].sort());
+  expect(table.list.flatMap((op) => (op.rest ? [op.rest.name] : [])).sort()).toEqual([...REST].sort());
+  expect(table.byRestName("get_token_balances")?.method).toBe("watch_getTokenBalances");
+});

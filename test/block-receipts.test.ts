@@ -1,0 +1,64 @@
+/** ext_getBlockReceipts on a node that lacks eth_getBlockReceipts: assembled from transaction receipts. */
+import { beforeAll, expect, test } from "bun:test";
+import type { ChainFixture } from "./support/chain";
+import { type NodeProxy, startProxy } from "./support/proxy";
+import { post, startTestService } from "./support/service";
+import { fixtureChain } from "./support/shared";
+
+let chain: ChainFixture;
+let node: string;
+let proxy: NodeProxy;
+let service: string;
+
+beforeAll(async () => {
+  const fixture = await fixtureChain();
+  chain = fixture.chain;
+  node = fixture.anvil.url;
+  proxy = startProxy(node, { hide: ["eth_getBlockReceipts"] });
+  service = (await startTestService({ upstreamUrls: [proxy.url] })).url;
+});
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+test("the receipts equal the node's own eth_getBlockReceipts, and the missing method is asked once", async () => {
+  for (const number of [chain.bigBlock, chain.bigBlock - 1, 1]) {
+    const expected = (
+      await post(node, { jsonrpc: "2.0", id: 1, method: "eth_getBlockReceipts", params: [hex(number)] })
+    ).json.result;
+    const rest = await post(`${service}/node/rest/ext_getBlockReceipts`, { number });
+    expect(rest.status).toBe(200);
+    expect(rest.json).toEqual(expected);
+    const rpc = await post(`${service}/node/jsonrpc`, {
+      id: 2,
+      method: "ext_getBlockReceipts",
+      params: [hex(number)],
+    });
+    expect(rpc.json).toEqual({ jsonrpc: "2.0", id: 2, result: expected });
+  }
+  expect(proxy.calls.filter((c) => c.method === "eth_getBlockReceipts")).toHaveLength(1);
+  expect(proxy.calls.filter((c) => c.method === "eth_getTransactionReceipt").length).toBe(2 * (40 + 1 + 1));
+});
+
+test("by block hash, and for a block that does not exist", async () => {
+  const block = (
+    await post(node, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_getBlockByNumber",
+      params: [hex(chain.bigBlock), false],
+    })
+  ).json.result;
+  const expected = (
+    await post(node, { jsonrpc: "2.0", id: 1, method: "eth_getBlockReceipts", params: [block.hash] })
+  ).json.result;
+  const byHash = await post(`${service}/node/jsonrpc`, {
+    id: 3,
+    method: "ext_getBlockReceipts",
+    params: [block.hash],
+  });
+  expect(byHash.json).toEqual({ jsonrpc: "2.0", id: 3, result: expected });
+  expect(expected).toHaveLength(40);
+  const missing = await post(`${service}/node/rest/ext_getBlockReceipts`, { number: 1_000_000 });
+  expect(missing.status).toBe(200);
+  expect(missing.json).toBeNull();
+});

@@ -1,0 +1,142 @@
+/** The OpenAPI document comes from the operation table; the docs page needs no internet access. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { startTestService } from "./support/service";
+import { fixtureChain } from "./support/shared";
+
+let service: string;
+let doc: any;
+
+beforeAll(async () => {
+  const { anvil } = await fixtureChain();
+  service = (await startTestService({ upstreamUrls: [anvil.url] })).url;
+  doc = await (await fetch(`${service}/swagger/json`)).json();
+});
+
+const REST_ROUTES = [
+  "eth_getBlockByNumber",
+  "eth_getBlockByHash",
+  "eth_blockNumber",
+  "watch_getBlockNumberByTimestamp",
+  "net_version",
+  "watch_getStatsByDay",
+  "watch_getBlockNumbersByDay",
+  "eth_getLogs",
+  "eth_getTransactionByHash",
+  "eth_getTransactionByBlockNumberAndIndex",
+  "eth_getTransactionByBlockHashAndIndex",
+  "eth_getBlockTransactionCountByNumber",
+  "eth_getBlockTransactionCountByHash",
+  "ext_getBlockReceipts",
+  "eth_getTransactionReceipt",
+  "get_token_balances",
+  "get_token_metadata",
+  "trace_block",
+  "trace_transaction",
+  "watch_getTransfersByAddress",
+  "watch_getTransfers",
+  "eth_getUncleCountByBlockHash",
+  "eth_getUncleCountByBlockNumber",
+];
+
+function resolve(schema: any): any {
+  if (schema?.$ref) return doc.components.schemas[schema.$ref.split("/").pop()];
+  return schema;
+}
+
+describe("the OpenAPI document", () => {
+  test("is OpenAPI 3.1.0, version 0.1.0, with the three tags", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe("0.1.0");
+    expect(doc.tags.map((t: { name: string }) => t.name)).toEqual(["node", "health", "watch_filters"]);
+  });
+
+  test("has exactly the 23 REST routes, each a POST tagged node with its responses", () => {
+    const rest = Object.keys(doc.paths).filter((p) => p.startsWith("/node/rest/"));
+    expect(rest.sort()).toEqual(REST_ROUTES.map((r) => `/node/rest/${r}`).sort());
+    for (const name of REST_ROUTES) {
+      const op = doc.paths[`/node/rest/${name}`].post;
+      expect(op.tags).toEqual(["node"]);
+      expect(op.responses["200"].content["application/json"].schema).toBeDefined();
+      expect(resolve(op.responses["422"].content["application/json"].schema).properties.detail).toBeDefined();
+      const bodyless = name === "eth_blockNumber" || name === "net_version";
+      expect(op.requestBody === undefined).toBe(bodyless);
+    }
+  });
+
+  test("carries the body schemas of SPEC.md §4.1", () => {
+    const body = (name: string) =>
+      doc.paths[`/node/rest/${name}`].post.requestBody.content["application/json"].schema;
+    expect(body("eth_getBlockByNumber").required).toEqual(["number", "is_full_trx"]);
+    expect(body("watch_getBlockNumbersByDay").properties.date.pattern).toBe("^\\d{4}-\\d{2}-\\d{2}$");
+    const transfers = body("watch_getTransfersByAddress");
+    expect(transfers.additionalProperties).toBe(false);
+    expect(transfers.required).toEqual(["addresses"]);
+    expect(transfers.properties.limit.anyOf[0]).toMatchObject({ type: "integer", minimum: 0, maximum: 500 });
+    expect(body("watch_getTransfers").required).toBeUndefined();
+    expect(body("get_token_balances").required).toEqual(["address", "list_contract_address"]);
+  });
+
+  test("names the resources of SPEC.md §2 once, in components", () => {
+    for (const name of [
+      "Block",
+      "Transaction",
+      "Receipt",
+      "Log",
+      "LogOut",
+      "Trace",
+      "Transfer",
+      "TokenBalanceByAddress",
+      "TokenMetadataOut",
+      "FilterInfo",
+      "FilterResult",
+      "HTTPValidationError",
+      "JsonRpcRequest",
+      "JsonRpcResponse",
+    ]) {
+      expect(doc.components.schemas[name]).toBeDefined();
+    }
+    const receipt =
+      doc.paths["/node/rest/eth_getTransactionReceipt"].post.responses["200"].content["application/json"]
+        .schema;
+    expect(receipt.anyOf[0]).toMatchObject({
+      type: "array",
+      items: { $ref: "#/components/schemas/Receipt" },
+    });
+  });
+
+  test("describes JSON-RPC with both method lists, the watch filters and health", () => {
+    const request = doc.components.schemas.JsonRpcRequest;
+    expect(resolve(request.properties.method.anyOf[0]).anyOf).toHaveLength(23);
+    expect(resolve(request.properties.method.anyOf[1]).anyOf).toHaveLength(10);
+    for (const [path, method] of [
+      ["/watch_filters/lastBlockNumber", "get"],
+      ["/watch_filters/add", "post"],
+      ["/watch_filters/check", "post"],
+      ["/watch_filters/check_v2", "post"],
+      ["/watch_filters/remove", "delete"],
+      ["/watch_filters/info", "post"],
+      ["/watch_filters/all", "post"],
+    ] as const) {
+      expect(doc.paths[path][method].tags).toEqual(["watch_filters"]);
+    }
+    expect(doc.paths["/health"].get.tags).toEqual(["health"]);
+    expect(doc.paths["/health/"].get.tags).toEqual(["health"]);
+  });
+});
+
+describe("the docs page", () => {
+  test("loads every asset from this service, none from the internet", async () => {
+    const page = await (await fetch(`${service}/swagger`)).text();
+    expect(page).toContain("SwaggerUIBundle");
+    const refs = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      expect(ref.startsWith("/")).toBe(true);
+      const asset = await fetch(`${service}${ref}`);
+      expect(asset.status).toBe(200);
+      const file = Bun.file(`node_modules/swagger-ui-dist/${ref.split("/").pop()}`);
+      expect((await asset.arrayBuffer()).byteLength).toBe(file.size);
+    }
+    expect(page).toContain('url: "/swagger/json"');
+  });
+});

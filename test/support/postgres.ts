@@ -1,0 +1,125 @@
+/**
+ * A real PostgreSQL server (Debian's) for the tests: a fresh cluster in a temp dir on a free loopback
+ * port. As root it runs as the `postgres` user, since PostgreSQL refuses to run as root.
+ */
+import { execFileSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+
+const START_TIMEOUT_MS = 30_000;
+
+export interface PgServer {
+  port: number;
+  adminUrl: string;
+  /** A new empty database; returns its URL. */
+  createDatabase(prefix?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function binDir(): string {
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0)
+    throw new Error("no PostgreSQL server under /usr/lib/postgresql (npm test installs it)");
+  return join(root, versions[0]!, "bin");
+}
+
+function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+let counter = 0;
+
+export async function startPostgres(): Promise<PgServer> {
+  const bin = binDir();
+  const asRoot = process.getuid?.() === 0;
+  const runAs = (cmd: string[]) => (asRoot ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd);
+  const dir = mkdtempSync(join(tmpdir(), "cg-pg-"));
+  if (asRoot) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
+    const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  const [initdb, ...initdbArgs] = runAs([
+    join(bin, "initdb"),
+    "-D",
+    dir,
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+  ]);
+  execFileSync(initdb!, initdbArgs, { stdio: "pipe" });
+  const port = freePort();
+  const child = Bun.spawn(
+    runAs([
+      join(bin, "postgres"),
+      "-D",
+      dir,
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      // Test data is disposable: trade durability for speed.
+      "-c",
+      "fsync=off",
+      "-c",
+      "synchronous_commit=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "max_connections=300",
+    ]),
+    { stdout: "ignore", stderr: "pipe" },
+  );
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await admin`select 1`;
+      break;
+    } catch (error) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        const stderr = await new Response(child.stderr).text();
+        throw new Error(`PostgreSQL did not start: ${stderr.slice(-500) || (error as Error).message}`);
+      }
+      await Bun.sleep(100);
+    }
+  }
+
+  return {
+    port,
+    adminUrl,
+    async createDatabase(prefix = "t") {
+      const name = `${prefix}_${process.pid}_${++counter}`;
+      await admin.unsafe(`create database "${name}"`);
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async stop() {
+      await admin.end({ timeout: 1 });
+      // The postmaster, not runuser, must get the signal: SIGINT is PostgreSQL's fast shutdown.
+      const pidFile = join(dir, "postmaster.pid");
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
+      try {
+        process.kill(pid, "SIGINT");
+      } catch {}
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await child.exited;
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** Starts the service in-process against real parts (anvil, PostgreSQL) on a free loopback port. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Config, loadConfig } from "../../src/config";
+import { createLogger, type LogLevel } from "../../src/log";
+import { startService } from "../../src/service";
+import { onTeardown, postgresServer } from "./shared";
+
+export interface TestService {
+  url: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startTestService(options: { upstreamUrls: string[]; env?: Record<string, string> }) {
+  const pg = await postgresServer();
+  const databaseUrl = await pg.createDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "cg-data-"));
+  const config: Config = loadConfig({
+    PORT: "0",
+    UPSTREAM_URLS: options.upstreamUrls.join(","),
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
+    ...options.env,
+  });
+  const service = await startService(config, createLogger({ level: config.logLevel as LogLevel }));
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await service.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  onTeardown(stop);
+  return { url: service.url, databaseUrl, stop } satisfies TestService;
+}
+
+/** POST a JSON body (or raw text) and read the answer as text and as JSON. */
+export async function post(
+  url: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; raw?: boolean; method?: string } = {},
+) {
+  const response = await fetch(url, {
+    method: options.method ?? "POST",
+    headers: { "content-type": "application/json", ...options.headers },
+    body: options.raw ? (body as string) : body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
