@@ -15,6 +15,16 @@ test("defaults let a first run work on one machine", () => {
     cacheMemoryMb: 256,
     cacheDiskMb: 4096,
     upstreamTimeoutMs: 10_000,
+    upstreamDeadlineMs: 20_000,
+    batchWindowMs: 2,
+    batchMaxSize: 100,
+    upstreamMaxInFlight: 64,
+    headPollMs: undefined,
+    upstreamCooldownMs: 1_000,
+    rateLimit: undefined,
+    rateLimits: [],
+    maxBodyBytes: 5 * 1024 * 1024,
+    maxBatchLength: 1_000,
     logLevel: "info",
   });
 });
@@ -31,7 +41,14 @@ test("values are read and typed", () => {
     CACHE_MEMORY_MB: "64",
     CACHE_DISK_MB: "0",
     LOG_LEVEL: "DEBUG",
+    RATE_LIMIT: "10.5/20",
+    RATE_LIMITS: "k1=1/2, k=2=3/4",
   });
+  expect(config.rateLimit).toEqual({ perSecond: 10.5, burst: 20 });
+  expect(config.rateLimits).toEqual([
+    { key: "k1", rate: { perSecond: 1, burst: 2 } },
+    { key: "k=2", rate: { perSecond: 3, burst: 4 } },
+  ]);
   expect(config.port).toBe(9000);
   expect(config.upstreamUrls).toEqual(["http://a:8545", "https://b.example/key"]);
   expect(config.apiKeys).toEqual(["k1", "k2"]);
@@ -59,6 +76,18 @@ test("a bad value names the variable and what it expected", () => {
     [{ CACHE_MEMORY_MB: "0" }, 'CACHE_MEMORY_MB: expected an integer number of MiB, at least 1, got "0"'],
     [{ API_KEYS: "has space" }, "API_KEYS: expected comma-separated keys of printable ASCII without spaces"],
     [{ LOG_LEVEL: "loud" }, 'LOG_LEVEL: expected one of debug, info, warn, error, silent, got "loud"'],
+    [
+      { RATE_LIMIT: "100" },
+      'RATE_LIMIT: expected a rate "<calls per second>/<burst>", e.g. "100/200", got "100"',
+    ],
+    [
+      { RATE_LIMIT: "0/5" },
+      'RATE_LIMIT: expected a rate "<calls per second>/<burst>", e.g. "100/200", got "0/5"',
+    ],
+    [
+      { RATE_LIMITS: "k1=fast" },
+      'RATE_LIMITS: expected comma-separated "<key>=<calls per second>/<burst>" entries',
+    ],
   ];
   for (const [env, message] of cases) {
     expect(() => loadConfig(env)).toThrow(new ConfigError(message));

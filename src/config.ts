@@ -40,6 +40,15 @@ const postgresUrl = (s: string) => {
   }
 };
 
+const RateSchema = T.Object({
+  perSecond: T.Number({ exclusiveMinimum: 0, maximum: 1e9 }),
+  burst: T.Integer({ minimum: 1, maximum: 1e9 }),
+});
+function parseRate(raw: string) {
+  const match = /^(\d+(?:\.\d+)?)\/(\d+)$/.exec(raw.trim());
+  return match ? { perSecond: Number(match[1]), burst: Number(match[2]) } : undefined;
+}
+
 function v<S extends TSchema>(spec: VarSpec<S>): VarSpec<S> {
   return spec;
 }
@@ -120,6 +129,73 @@ const VARS = {
     expected: "an integer number of milliseconds from 50 to 600000",
     fallback: 10_000,
   }),
+  UPSTREAM_DEADLINE_MS: v({
+    schema: T.Integer({ minimum: 50, maximum: 600_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 50 to 600000",
+    fallback: 20_000,
+  }),
+  BATCH_WINDOW_MS: v({
+    schema: T.Integer({ minimum: 0, maximum: 1_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 0 to 1000",
+    fallback: 2,
+  }),
+  BATCH_MAX_SIZE: v({
+    schema: T.Integer({ minimum: 1, maximum: 10_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 10000",
+    fallback: 100,
+  }),
+  UPSTREAM_MAX_IN_FLIGHT: v({
+    schema: T.Integer({ minimum: 1, maximum: 4_096 }),
+    parse: integer,
+    expected: "an integer from 1 to 4096",
+    fallback: 64,
+  }),
+  HEAD_POLL_MS: v({
+    schema: T.Integer({ minimum: 10, maximum: 60_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 10 to 60000",
+    fallback: undefined,
+  }),
+  UPSTREAM_COOLDOWN_MS: v({
+    schema: T.Integer({ minimum: 10, maximum: 600_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 10 to 600000",
+    fallback: 1_000,
+  }),
+  RATE_LIMIT: v({
+    schema: RateSchema,
+    parse: (s) => parseRate(s),
+    expected: 'a rate "<calls per second>/<burst>", e.g. "100/200"',
+    fallback: undefined,
+  }),
+  RATE_LIMITS: v({
+    schema: T.Array(T.Object({ key: T.String({ minLength: 1 }), rate: RateSchema })),
+    parse: (s) => {
+      const entries = list(s).map((entry) => {
+        const eq = entry.lastIndexOf("=");
+        const rate = eq > 0 ? parseRate(entry.slice(eq + 1)) : undefined;
+        return rate ? { key: entry.slice(0, eq), rate } : undefined;
+      });
+      return entries.every((e) => e !== undefined) ? entries : undefined;
+    },
+    expected: 'comma-separated "<key>=<calls per second>/<burst>" entries',
+    fallback: [],
+  }),
+  MAX_BODY_BYTES: v({
+    schema: T.Integer({ minimum: 1_024, maximum: 1_073_741_824 }),
+    parse: integer,
+    expected: "an integer number of bytes from 1024 to 1073741824",
+    fallback: 5 * 1024 * 1024,
+  }),
+  MAX_BATCH_LENGTH: v({
+    schema: T.Integer({ minimum: 1, maximum: 100_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 100000",
+    fallback: 1_000,
+  }),
   LOG_LEVEL: v({
     schema: T.Union(LOG_LEVELS.map((l) => T.Literal(l))),
     parse: (s) => s.toLowerCase(),
@@ -145,7 +221,27 @@ export interface Config {
   cacheMemoryMb: number;
   cacheDiskMb: number;
   upstreamTimeoutMs: number;
+  upstreamDeadlineMs: number;
+  batchWindowMs: number;
+  batchMaxSize: number;
+  upstreamMaxInFlight: number;
+  /** Undefined: 250 ms on a dev chain, 1000 ms elsewhere. */
+  headPollMs: number | undefined;
+  upstreamCooldownMs: number;
+  /** The default rate of every caller; undefined: unlimited. */
+  rateLimit: Rate | undefined;
+  /** Rates of particular API_KEYS keys. */
+  rateLimits: { key: string; rate: Rate }[];
+  maxBodyBytes: number;
+  maxBatchLength: number;
   logLevel: LogLevel;
+}
+
+export interface Rate {
+  /** Calls allowed per second, on average. */
+  perSecond: number;
+  /** The most calls allowed at once (the token bucket's size). */
+  burst: number;
 }
 
 function read<K extends ConfigVariable>(env: Record<string, string | undefined>, name: K) {
@@ -155,7 +251,8 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
   const value = spec.parse(raw);
   if (value === undefined || !Value.Check(spec.schema, value)) {
     // Keys are secrets: name the variable, never echo its value.
-    const shown = name === "API_KEYS" || name === "DATABASE_URL" ? "" : `, got ${JSON.stringify(raw)}`;
+    const secret = name === "API_KEYS" || name === "DATABASE_URL" || name === "RATE_LIMITS";
+    const shown = secret ? "" : `, got ${JSON.stringify(raw)}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
   }
   return value as Static<(typeof VARS)[K]["schema"]>;
@@ -175,6 +272,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
     cacheDiskMb: read(env, "CACHE_DISK_MB")!,
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,
+    upstreamDeadlineMs: read(env, "UPSTREAM_DEADLINE_MS")!,
+    batchWindowMs: read(env, "BATCH_WINDOW_MS")!,
+    batchMaxSize: read(env, "BATCH_MAX_SIZE")!,
+    upstreamMaxInFlight: read(env, "UPSTREAM_MAX_IN_FLIGHT")!,
+    headPollMs: read(env, "HEAD_POLL_MS"),
+    upstreamCooldownMs: read(env, "UPSTREAM_COOLDOWN_MS")!,
+    rateLimit: read(env, "RATE_LIMIT"),
+    rateLimits: read(env, "RATE_LIMITS") ?? [],
+    maxBodyBytes: read(env, "MAX_BODY_BYTES")!,
+    maxBatchLength: read(env, "MAX_BATCH_LENGTH")!,
     logLevel: read(env, "LOG_LEVEL") as LogLevel,
   };
 }

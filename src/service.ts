@@ -4,26 +4,34 @@
  */
 import { join } from "node:path";
 import { describeChain } from "./chain/chains";
+import { createChainHead } from "./chain/head";
 import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
 import { createDatabase } from "./db/database";
 import { migrate } from "./db/migrate";
 import { createApp } from "./http/app";
 import { createAuth } from "./http/auth";
+import { createEdge } from "./http/edge";
 import { createHealth } from "./http/health";
+import { createRateLimiter } from "./http/rateLimit";
 import { watchFilterRouteSpecs } from "./http/watchFilters";
 import type { Logger } from "./log";
-import { createNodeOperations, type NodeClient } from "./operations/node";
+import { createMetrics } from "./metrics";
+import { createNodeOperations } from "./operations/node";
 import { createStatsOperations } from "./operations/stats";
 import { createOperationTable } from "./operations/table";
 import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
 import { type DevChain, startAnvil } from "./upstream/devChain";
+import { createNodeEngine } from "./upstream/nodeEngine";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
 
 /** How long start-up waits for an upstream to say which chain it serves. */
 const CHAIN_ID_WAIT_MS = 30_000;
 const CHAIN_ID_RETRY_MS = 1_000;
+/** Head polling where HEAD_POLL_MS is unset: a dev chain mines on demand, so it is followed closely. */
+const HEAD_POLL_MS = 1_000;
+const DEV_HEAD_POLL_MS = 250;
 
 export interface Service {
   /** The base URL the service listens on. */
@@ -35,7 +43,7 @@ async function readChainId(upstream: UpstreamPool, log: Logger): Promise<bigint>
   const deadline = Date.now() + CHAIN_ID_WAIT_MS;
   for (;;) {
     try {
-      return BigInt(JSON.parse(await upstream.call("eth_chainId", [])) as string);
+      return BigInt(JSON.parse((await upstream.call("eth_chainId", [])).raw) as string);
     } catch (error) {
       if (Date.now() >= deadline) {
         throw new Error(
@@ -72,11 +80,53 @@ export async function startService(config: Config, log: Logger): Promise<Service
       upstreamUrls = [devChain.url];
       log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: devChain.url });
     }
-    const upstream = createUpstreamPool({ urls: upstreamUrls, timeoutMs: config.upstreamTimeoutMs, log });
-    const chain = describeChain(await readChainId(upstream, log), {
+    const metrics = createMetrics();
+    const startedDevChain = config.upstreamUrls.length === 0;
+    const pool = createUpstreamPool({
+      urls: upstreamUrls,
+      timeoutMs: config.upstreamTimeoutMs,
+      deadlineMs: config.upstreamDeadlineMs,
+      batchWindowMs: config.batchWindowMs,
+      batchMaxSize: config.batchMaxSize,
+      maxInFlight: config.upstreamMaxInFlight,
+      headPollMs: config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS),
+      cooldownMs: config.upstreamCooldownMs,
+      log,
+      events: {
+        httpRequest(upstream, size, outcome, seconds) {
+          metrics.upstreamHttpRequests.inc({ upstream, outcome });
+          metrics.batchSize.observe({ upstream }, size);
+          metrics.upstreamLatency.observe({ upstream }, seconds);
+        },
+        attempt: (upstream, method, outcome) => metrics.upstreamCalls.inc({ upstream, method, outcome }),
+        stateChange: (upstream, state) => metrics.upstreamUp.set({ upstream }, state === "closed" ? 1 : 0),
+        head: (upstream, head) => metrics.upstreamHead.set({ upstream }, Number(head)),
+        batchLimit: (upstream, limit) => metrics.upstreamBatchLimit.set({ upstream }, limit),
+      },
+    });
+    cleanups.push(() => pool.stop());
+    for (const u of pool.upstreams) {
+      metrics.upstreamUp.set({ upstream: u.name }, 1);
+      metrics.upstreamBatchLimit.set({ upstream: u.name }, u.batchLimit);
+    }
+    const chain = describeChain(await readChainId(pool, log), {
       blockchain: config.chain,
       confirmations: config.confirmations,
     });
+    if (config.headPollMs === undefined && chain.devChain && !startedDevChain) {
+      log.info(
+        "the upstream is a dev chain: set HEAD_POLL_MS to follow its head more closely than every second",
+      );
+    }
+    await pool.pollNow();
+    const head = createChainHead({
+      pool,
+      confirmations: chain.confirmations,
+      pollMs: config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS),
+      log,
+    });
+    cleanups.push(() => head.stop());
+    await head.refresh();
     log.info("chain identified", {
       chainId: chain.chainId.toString(),
       blockchain: chain.blockchain,
@@ -89,23 +139,45 @@ export async function startService(config: Config, log: Logger): Promise<Service
 
     const auth = await createAuth({
       apiKeys: config.apiKeys,
+      keyRates: config.rateLimits,
+      defaultRate: config.rateLimit,
       keySource: createApiKeyStore(database.sql),
       log,
     });
     cleanups.push(() => auth.stop());
     if (auth.open) log.warn("no API key is configured: the service is open to anyone who can reach it");
+    const limiter = createRateLimiter();
+    cleanups.push(() => limiter.stop());
+    const edge = createEdge({
+      auth,
+      limiter,
+      metrics,
+      log,
+      maxBodyBytes: config.maxBodyBytes,
+      maxBatchLength: config.maxBatchLength,
+    });
 
-    const node: NodeClient = {
-      call: async (method, params) => ({ raw: await upstream.call(method, params), source: "miss" }),
-    };
+    const node = createNodeEngine({
+      pool,
+      head,
+      events: { coalesced: (method) => metrics.coalesced.inc({ method }) },
+    });
     const table = createOperationTable([
       ...createNodeOperations({ node, log }),
       ...createTransferOperations(),
       ...createStatsOperations(),
       ...createTokenOperations(),
     ]);
-    const health = createHealth({ chain, upstream, database });
-    const app = createApp({ table, auth, health, watchFilterRoutes: watchFilterRouteSpecs(), log });
+    const health = createHealth({ chain, pool, database });
+    const app = createApp({
+      table,
+      edge,
+      health,
+      watchFilterRoutes: watchFilterRouteSpecs(),
+      metrics,
+      log,
+      maxBodyBytes: config.maxBodyBytes,
+    });
     app.listen({ hostname: config.host, port: config.port });
     cleanups.push(async () => {
       await app.stop(true);

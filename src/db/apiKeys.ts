@@ -1,4 +1,6 @@
 /** API keys kept in the database: only their SHA-256, never the key. */
+import type { Rate } from "../config";
+import type { StoredKey } from "../http/auth";
 import type { Sql } from "./database";
 
 export interface ApiKeyRow {
@@ -9,12 +11,18 @@ export interface ApiKeyRow {
 
 export function createApiKeyStore(sql: Sql) {
   return {
-    async loadKeyHashes(): Promise<string[]> {
-      const rows = await sql`select encode(key_hash, 'hex') as hash from api_keys where revoked_at is null`;
-      return rows.map((r) => r.hash as string);
+    async loadKeys(): Promise<StoredKey[]> {
+      const rows = await sql`select encode(key_hash, 'hex') as hash, rate_per_second, burst
+        from api_keys where revoked_at is null`;
+      return rows.map((r) =>
+        r.rate_per_second !== null && r.burst !== null
+          ? { hash: r.hash as string, rate: { perSecond: Number(r.rate_per_second), burst: Number(r.burst) } }
+          : { hash: r.hash as string },
+      );
     },
-    async add(keyHash: string, label: string): Promise<void> {
-      await sql`insert into api_keys (key_hash, label) values (decode(${keyHash}, 'hex'), ${label})`;
+    async add(keyHash: string, label: string, rate?: Rate): Promise<void> {
+      await sql`insert into api_keys (key_hash, label, rate_per_second, burst)
+        values (decode(${keyHash}, 'hex'), ${label}, ${rate?.perSecond ?? null}, ${rate?.burst ?? null})`;
     },
     async revoke(keyHashPrefix: string): Promise<number> {
       const rows = await sql`update api_keys set revoked_at = now()

@@ -1,8 +1,9 @@
 /**
  * API keys (DESIGN.md §4): query `api_key`, header `x-api-key` or header `api_key`; any one is enough,
  * two different ones are refused. Keys come from API_KEYS and from the database, which keeps only their
- * SHA-256. With no key anywhere the service runs open.
+ * SHA-256. With no key anywhere the service runs open. Each key carries its rate limit.
  */
+import type { Rate } from "../config";
 import { UnauthorizedError } from "../errors";
 import type { Logger } from "../log";
 
@@ -13,11 +14,19 @@ const UNKNOWN_KEY_REFRESH_MS = 2_000;
 export interface Caller {
   /** The key as the caller sent it; null in open mode. */
   key: string | null;
+  /** Its SHA-256 hex: how the caller is told apart without keeping the key itself. */
+  keyHash: string | null;
+  /** Its rate limit; undefined: unlimited. */
+  rate: Rate | undefined;
+}
+
+export interface StoredKey {
+  hash: string;
+  rate?: Rate;
 }
 
 export interface KeySource {
-  /** SHA-256 hex digests of the valid keys. */
-  loadKeyHashes(): Promise<string[]>;
+  loadKeys(): Promise<StoredKey[]>;
 }
 
 export interface Auth {
@@ -51,21 +60,26 @@ export function requestKey(request: Request): string | undefined {
 
 export async function createAuth(options: {
   apiKeys: string[];
+  /** Rates of particular API_KEYS keys. */
+  keyRates?: { key: string; rate: Rate }[];
+  /** The rate of every caller with no rate of its own. */
+  defaultRate?: Rate;
   keySource?: KeySource;
   log: Logger;
 }): Promise<Auth> {
-  const { keySource, log } = options;
-  const configured = new Set(options.apiKeys.map(hashKey));
-  let stored = new Set<string>();
+  const { keySource, log, defaultRate } = options;
+  const rates = new Map((options.keyRates ?? []).map((r) => [hashKey(r.key), r.rate]));
+  const configured = new Map(options.apiKeys.map((k) => [hashKey(k), rates.get(hashKey(k)) ?? defaultRate]));
+  let stored = new Map<string, Rate | undefined>();
   let loadedAt = 0;
   let loading: Promise<void> | undefined;
 
   async function reload(): Promise<void> {
     if (!keySource) return;
     loading ??= keySource
-      .loadKeyHashes()
-      .then((hashes) => {
-        stored = new Set(hashes);
+      .loadKeys()
+      .then((keys) => {
+        stored = new Map(keys.map((k) => [k.hash, k.rate ?? defaultRate]));
         loadedAt = Date.now();
       })
       .catch((error) => log.warn("could not load API keys from the database", { error }))
@@ -80,6 +94,12 @@ export async function createAuth(options: {
   timer?.unref?.();
 
   const isOpen = () => configured.size === 0 && stored.size === 0;
+  const known = (hash: string) => configured.has(hash) || stored.has(hash);
+  const caller = (key: string, hash: string): Caller => ({
+    key,
+    keyHash: hash,
+    rate: configured.has(hash) ? configured.get(hash) : stored.get(hash),
+  });
 
   return {
     get open() {
@@ -87,18 +107,18 @@ export async function createAuth(options: {
     },
     async authenticate(request) {
       const key = requestKey(request);
-      if (isOpen()) return { key: null };
+      if (isOpen()) return { key: null, keyHash: null, rate: defaultRate };
       if (key === undefined) {
         throw new UnauthorizedError(
           "missing API key: pass it as the api_key query parameter or the x-api-key header",
         );
       }
       const hash = hashKey(key);
-      if (configured.has(hash) || stored.has(hash)) return { key };
+      if (known(hash)) return caller(key, hash);
       // A key added to the database since the last load is honoured without waiting for the timer.
       if (keySource && Date.now() - loadedAt > UNKNOWN_KEY_REFRESH_MS) {
         await reload();
-        if (stored.has(hash)) return { key };
+        if (known(hash)) return caller(key, hash);
       }
       throw new UnauthorizedError("invalid API key");
     },

@@ -1,14 +1,17 @@
-/** GET /health and /health/ (DESIGN.md §3): always 200, `degraded` when a dependency is down. */
+/**
+ * GET /health and /health/ (DESIGN.md §3): always 200, `degraded` when no upstream is in rotation or the
+ * database does not answer. Upstream state comes from the pool's own polls, so health never loads nodes.
+ */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { parseQuantity } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
 import { toJson } from "../json";
-import { redactUrl } from "../upstream/http";
 import type { UpstreamPool } from "../upstream/pool";
 
 /** A health check must answer fast even when a dependency hangs. */
 const CHECK_TIMEOUT_MS = 2_000;
+
+const Nullable = <S extends ReturnType<typeof T.Integer>>(s: S) => T.Union([s, T.Null()]);
 
 export const HealthReport = T.Object({
   status: T.Union([T.Literal("ok"), T.Literal("degraded")]),
@@ -16,10 +19,18 @@ export const HealthReport = T.Object({
   chainId: T.String(),
   upstream: T.Object({
     status: T.Union([T.Literal("ok"), T.Literal("down")]),
-    urls: T.Array(T.String()),
-    headBlockNumber: T.Union([T.Integer(), T.Null()]),
-    latencyMs: T.Union([T.Number(), T.Null()]),
-    error: T.Optional(T.String()),
+    headBlockNumber: Nullable(T.Integer()),
+    upstreams: T.Array(
+      T.Object({
+        name: T.String(),
+        url: T.String({ description: "scheme and host only" }),
+        state: T.Union([T.Literal("closed"), T.Literal("open")], {
+          description: "circuit: closed is in rotation",
+        }),
+        headBlockNumber: Nullable(T.Integer()),
+        batchLimit: T.Integer(),
+      }),
+    ),
   }),
   database: T.Object({
     status: T.Union([T.Literal("ok"), T.Literal("down")]),
@@ -28,25 +39,25 @@ export const HealthReport = T.Object({
     error: T.Optional(T.String()),
   }),
   indexer: T.Object({
-    lastBlockNumber: T.Union([T.Integer(), T.Null()]),
-    headBlockNumber: T.Union([T.Integer(), T.Null()]),
-    lag: T.Union([T.Integer(), T.Null()]),
+    lastBlockNumber: Nullable(T.Integer()),
+    headBlockNumber: Nullable(T.Integer()),
+    lag: Nullable(T.Integer()),
   }),
 });
 
 export interface HealthDeps {
   chain: ChainInfo;
-  upstream: UpstreamPool;
+  pool: UpstreamPool;
   database: { embedded: boolean; ping(): Promise<void> };
   /** The indexer's last processed block, once there is an indexer. */
   lastIndexedBlock?: () => number | null;
 }
 
-async function timed<T>(work: () => Promise<T>): Promise<{ value?: T; ms: number; error?: string }> {
+async function timed(work: () => Promise<void>): Promise<{ ms: number; error?: string }> {
   const start = performance.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const value = await Promise.race([
+    await Promise.race([
       work(),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -55,7 +66,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value?: T; ms: number
         );
       }),
     ]);
-    return { value, ms: Math.round((performance.now() - start) * 10) / 10 };
+    return { ms: Math.round((performance.now() - start) * 10) / 10 };
   } catch (error) {
     return { ms: Math.round(performance.now() - start), error: (error as Error).message };
   } finally {
@@ -66,15 +77,11 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value?: T; ms: number
 export function createHealth(deps: HealthDeps) {
   return {
     async report() {
-      const [head, db] = await Promise.all([
-        timed(async () =>
-          Number(parseQuantity(JSON.parse(await deps.upstream.call("eth_blockNumber", [])) as string)),
-        ),
-        timed(() => deps.database.ping()),
-      ]);
-      const headBlockNumber = head.value ?? null;
+      const db = await timed(() => deps.database.ping());
+      const head = deps.pool.head();
+      const headBlockNumber = head ? Number(head.number) : null;
       const lastBlockNumber = deps.lastIndexedBlock?.() ?? null;
-      const upstreamOk = head.error === undefined;
+      const upstreamOk = deps.pool.upstreams.some((u) => u.state === "closed");
       const databaseOk = db.error === undefined;
       return {
         status: upstreamOk && databaseOk ? "ok" : "degraded",
@@ -82,10 +89,14 @@ export function createHealth(deps: HealthDeps) {
         chainId: deps.chain.chainId.toString(),
         upstream: {
           status: upstreamOk ? "ok" : "down",
-          urls: deps.upstream.urls.map(redactUrl),
           headBlockNumber,
-          latencyMs: upstreamOk ? head.ms : null,
-          ...(head.error ? { error: head.error } : {}),
+          upstreams: deps.pool.upstreams.map((u) => ({
+            name: u.name,
+            url: u.redactedUrl,
+            state: u.state,
+            headBlockNumber: u.head === null ? null : Number(u.head),
+            batchLimit: u.batchLimit,
+          })),
         },
         database: {
           status: databaseOk ? "ok" : "down",

@@ -1,7 +1,7 @@
 /**
  * JSON-RPC 2.0 over POST /node/jsonrpc (SPEC.md §4.2, DESIGN.md §4). Independent of the web framework:
- * body text in, Response out. A single request whose envelope is wrong is a 422; a batch is answered 200
- * with one response per element, in order. Results are spliced in as raw JSON text.
+ * a parsed body in, a Response out. A single request whose envelope is wrong is a 422; a batch is answered
+ * 200 with one response per element, in order. Results are spliced in as raw JSON text.
  */
 import {
   InternalError,
@@ -15,6 +15,7 @@ import {
 } from "../errors";
 import { toJson } from "../json";
 import type { Logger } from "../log";
+import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation, ResultSource } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import { parseBody, rawJson } from "./respond";
@@ -31,6 +32,7 @@ interface Envelope {
 interface Answer {
   body: string;
   source?: ResultSource;
+  upstream?: string;
 }
 
 // Order of "how far the node was from the answer", for the x-cache header of a batch.
@@ -44,14 +46,35 @@ function errorAnswer(jsonrpc: string, id: string, error: ServiceError): Answer {
   return { body: `{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}` };
 }
 
-export interface JsonRpcHandler {
-  handle(text: string): Promise<Response>;
+/** Headers naming where a response's results came from. */
+function provenance(answers: Answer[]): Record<string, string> | undefined {
+  let worst: ResultSource | undefined;
+  const upstreams = new Set<string>();
+  for (const answer of answers) {
+    if (answer.source && (worst === undefined || SOURCE_RANK[answer.source] > SOURCE_RANK[worst]))
+      worst = answer.source;
+    if (answer.upstream) upstreams.add(answer.upstream);
+  }
+  if (worst === undefined) return undefined;
+  const headers: Record<string, string> = { "x-cache": worst };
+  if (upstreams.size > 0) headers["x-upstream"] = [...upstreams].join(",");
+  return headers;
 }
 
-export function createJsonRpcHandler(options: { table: OperationTable; log: Logger }): JsonRpcHandler {
-  const { table, log } = options;
+export interface JsonRpcHandler {
+  /** The body as JSON, or the 422 that answers it. */
+  parse(text: string): { body: unknown } | { response: Response };
+  execute(body: unknown, requestId: string): Promise<Response>;
+}
 
-  /** Envelope problems as FastAPI issues (single request) — the batch path turns them into codes. */
+export function createJsonRpcHandler(options: {
+  table: OperationTable;
+  log: Logger;
+  metrics: Metrics;
+}): JsonRpcHandler {
+  const { table, log, metrics } = options;
+
+  /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
   function envelopeIssues(value: unknown): { issues: ValidationIssue[]; unknownMethod?: string } {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return { issues: [{ loc: ["body"], msg: "Input should be a valid object", type: "dict_type" }] };
@@ -89,72 +112,71 @@ export function createJsonRpcHandler(options: { table: OperationTable; log: Logg
     };
   }
 
-  async function execute(envelope: Envelope): Promise<Answer> {
+  const count = (operation: string, error?: ServiceError) =>
+    metrics.requests.inc({ operation, transport: "jsonrpc", outcome: outcomeLabel(error) });
+
+  async function execute(envelope: Envelope, requestId: string): Promise<Answer> {
     const { jsonrpc, id, op } = envelope;
     try {
       const result = await op.run(op.prepare(envelope.params));
-      return { body: `{"jsonrpc":${jsonrpc},"id":${id},"result":${result.raw}}`, source: result.source };
+      count(op.method);
+      return {
+        body: `{"jsonrpc":${jsonrpc},"id":${id},"result":${result.raw}}`,
+        source: result.source,
+        upstream: result.upstream,
+      };
     } catch (error) {
       const e = toServiceError(error);
-      if (e instanceof InternalError) log.error("operation failed", { method: op.method, error });
+      if (e instanceof InternalError) log.error("operation failed", { method: op.method, requestId, error });
+      count(op.method, e);
       return errorAnswer(jsonrpc, id, e);
     }
   }
 
-  function batchElement(value: unknown): Promise<Answer> | Answer {
+  function batchElement(value: unknown, requestId: string): Promise<Answer> | Answer {
     const { issues, unknownMethod } = envelopeIssues(value);
-    if (issues.length === 0) return execute(toEnvelope(value as Record<string, unknown>));
-    const v = (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}) as Record<
-      string,
-      unknown
-    >;
+    if (issues.length === 0) return execute(toEnvelope(value as Record<string, unknown>), requestId);
+    const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
+    const v = (isObject ? value : {}) as Record<string, unknown>;
     const jsonrpc = typeof v.jsonrpc === "string" ? JSON.stringify(v.jsonrpc) : DEFAULT_JSONRPC;
-    const id = typeof value === "object" && value !== null && !Array.isArray(value) ? idJson(v) : "null";
+    const id = isObject ? idJson(v) : "null";
+    let error: ServiceError;
     if (issues.length === 1 && unknownMethod !== undefined) {
-      return errorAnswer(jsonrpc, id, new MethodNotFoundError(unknownMethod));
+      error = new MethodNotFoundError(unknownMethod);
+    } else if (issues[0]!.loc[1] === "params") {
+      error = new InvalidParamsError("invalid params: params must be a positional array");
+    } else {
+      error = new InvalidRequestError(
+        `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
+      );
     }
-    const first = issues[0]!;
-    const error =
-      first.loc[1] === "params"
-        ? new InvalidParamsError("invalid params: params must be a positional array")
-        : new InvalidRequestError(
-            `invalid request: ${first.loc.slice(1).join(".") || "element"}: ${first.msg}`,
-          );
+    count(typeof v.method === "string" && table.byMethod(v.method) ? v.method : "unknown", error);
     return errorAnswer(jsonrpc, id, error);
   }
 
   return {
-    async handle(text) {
-      let body: unknown;
+    parse(text) {
       try {
-        body = parseBody(text);
+        return { body: parseBody(text) };
       } catch (error) {
-        return rawJson(toJson({ detail: (error as RequestValidationError).issues }), 422);
+        return { response: rawJson(toJson({ detail: (error as RequestValidationError).issues }), 422) };
       }
+    },
 
+    async execute(body, requestId) {
       if (Array.isArray(body)) {
         if (body.length === 0) {
           return rawJson(
             `{"jsonrpc":"2.0","id":null,"error":${new InvalidRequestError("invalid request: empty batch").rpcErrorJson()}}`,
           );
         }
-        const answers = await Promise.all(body.map(batchElement));
-        let worst: ResultSource | undefined;
-        const parts = new Array<string>(answers.length);
-        for (let i = 0; i < answers.length; i++) {
-          const answer = answers[i]!;
-          parts[i] = answer.body;
-          if (answer.source && (worst === undefined || SOURCE_RANK[answer.source] > SOURCE_RANK[worst])) {
-            worst = answer.source;
-          }
-        }
-        return rawJson(`[${parts.join(",")}]`, 200, worst ? { "x-cache": worst } : undefined);
+        const answers = await Promise.all(body.map((element) => batchElement(element, requestId)));
+        return rawJson(`[${answers.map((a) => a.body).join(",")}]`, 200, provenance(answers));
       }
-
       const { issues } = envelopeIssues(body);
       if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422);
-      const answer = await execute(toEnvelope(body as Record<string, unknown>));
-      return rawJson(answer.body, 200, answer.source ? { "x-cache": answer.source } : undefined);
+      const answer = await execute(toEnvelope(body as Record<string, unknown>), requestId);
+      return rawJson(answer.body, 200, provenance([answer]));
     },
   };
 }

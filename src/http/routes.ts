@@ -3,11 +3,13 @@
  * document: method, path, body schema, response schema, handler.
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
+import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { InternalError, RequestValidationError, toServiceError } from "../errors";
 import type { Logger } from "../log";
 import { compile } from "../validation";
-import type { Auth, Caller } from "./auth";
+import type { Caller } from "./auth";
+import type { Edge } from "./edge";
 import { json, parseBody, restError } from "./respond";
 
 export interface RouteSpec {
@@ -23,25 +25,33 @@ export interface RouteSpec {
   handle(body: any, caller: Caller): Promise<unknown>;
 }
 
-export function specRoutes(options: { name: string; routes: RouteSpec[]; auth: Auth; log: Logger }) {
-  const { auth, log } = options;
+export function specRoutes(options: { name: string; routes: RouteSpec[]; edge: Edge; log: Logger }) {
+  const { edge, log } = options;
   const app = new Elysia({ name: options.name });
   for (const route of options.routes) {
     const validator = route.body ? compile(route.body) : null;
-    const handler = async ({ request }: { request: Request }) => {
+    const answer = async (request: Request, ip: string | undefined, requestId: string) => {
       try {
-        const caller = await auth.authenticate(request);
+        const text = validator ? await edge.readBody(request) : "";
+        const caller = await edge.authenticate(request);
+        edge.charge(caller, ip, 1);
         let body: unknown;
         if (validator) {
-          body = parseBody(await request.text());
+          body = parseBody(text);
           if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
         }
         return json(await route.handle(body, caller));
       } catch (error) {
         const e = toServiceError(error);
-        if (e instanceof InternalError) log.error("route failed", { route: route.path, error });
+        if (e instanceof InternalError) log.error("route failed", { route: route.path, requestId, error });
         return restError(e);
       }
+    };
+    const handler = async ({ request, server }: { request: Request; server: Server<unknown> | null }) => {
+      const started = performance.now();
+      const requestId = edge.requestId(request);
+      const response = await answer(request, server?.requestIP(request)?.address, requestId);
+      return edge.finish(route.path, requestId, started, response);
     };
     app.route(route.method, route.path, handler, { parse: "none" });
   }

@@ -39,6 +39,8 @@ export interface OperationResult {
   raw: string;
   /** Set for results that came from the node engine. */
   source?: ResultSource;
+  /** The upstream that answered (`upstream-1`, …), when one did. */
+  upstream?: string;
 }
 
 export interface OperationSpec {

@@ -1,58 +1,200 @@
 /**
- * The upstream nodes of UPSTREAM_URLS, first preferred. A call that fails in a way another node may not
- * (unreachable, timeout, garbage) moves on to the next one; the node's own JSON-RPC errors do not.
+ * The upstream nodes of UPSTREAM_URLS, first preferred. A call goes to the first healthy upstream that has
+ * reached the block it is about; a transient failure (refused or reset connection, timeout, HTTP 429/5xx,
+ * invalid JSON, -32005) moves it to the next, with backoff when it must come back to one already tried.
+ * The node's own answers, errors included, are final. Every call ends within the deadline.
  */
-import { ServiceError, UpstreamUnavailableError } from "../errors";
+import {
+  NodeError,
+  type ServiceError,
+  toServiceError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from "../errors";
 import type { Logger } from "../log";
-import { postJsonRpc, redactUrl } from "./http";
-import { decodeResponses, encodeRequest, UpstreamProtocolError } from "./rpc";
+import { createUpstream, type Upstream, type UpstreamEvents } from "./upstream";
+
+/** Backoff before asking an upstream again within one call: base doubled per attempt, capped. */
+const BACKOFF_BASE_MS = 25;
+const BACKOFF_MAX_MS = 1_000;
+/** Attempts per call beyond one per upstream. */
+const EXTRA_ATTEMPTS = 2;
+
+export interface PoolOptions {
+  urls: string[];
+  /** Deadline of one HTTP request to an upstream. */
+  timeoutMs: number;
+  /** Deadline of one call, retries included. */
+  deadlineMs: number;
+  batchWindowMs: number;
+  batchMaxSize: number;
+  /** HTTP requests in flight to one upstream at once. */
+  maxInFlight: number;
+  /** How often heads are polled (and failed upstreams probed, once their cooldown ran out). */
+  headPollMs: number;
+  /** The first cooldown of an open circuit. */
+  cooldownMs: number;
+  log: Logger;
+  events?: UpstreamEvents & {
+    attempt?(upstream: string, method: string, outcome: "ok" | "node_error" | "retry" | "error"): void;
+  };
+}
+
+export interface PoolCallResult {
+  raw: string;
+  upstream: string;
+}
 
 export interface UpstreamPool {
   /** The node's result as raw JSON text; throws NodeError or an Upstream*Error. */
-  call(method: string, params: unknown[]): Promise<string>;
+  call(method: string, params: unknown[], options?: { minBlock?: bigint }): Promise<PoolCallResult>;
+  readonly upstreams: readonly Upstream[];
   readonly urls: readonly string[];
+  /** The highest head among healthy upstreams, and when it was seen. */
+  head(): { number: bigint; at: number } | null;
+  /** Polls every upstream now (start-up, and after a write that will move the head). */
+  pollNow(): Promise<void>;
+  stop(): void;
 }
 
-export function createUpstreamPool(options: {
-  urls: string[];
-  timeoutMs: number;
-  log: Logger;
-}): UpstreamPool {
-  const { urls, timeoutMs, log } = options;
-  if (urls.length === 0) throw new Error("createUpstreamPool: no upstream URLs");
-  let nextId = 1;
+/** Node errors that say "try another node": over its limits, or behind the block asked about. */
+function isTransient(error: NodeError, aboutBlock: boolean): boolean {
+  if (error.code === -32005 || error.code === -32603) return true;
+  return (
+    aboutBlock && /unknown block|header not found|block not found|missing trie node/i.test(error.message)
+  );
+}
 
-  async function callOne(url: string, method: string, params: unknown[]): Promise<string> {
-    const id = nextId++;
-    const text = await postJsonRpc(url, encodeRequest(id, method, params), timeoutMs);
-    const outcomes = decodeResponses(text);
-    // A node that cannot read a request answers with id null (parse error, invalid request).
-    const unread = outcomes.size === 1 ? outcomes.get(null) : undefined;
-    const outcome = outcomes.get(id) ?? (unread?.ok === false ? unread : undefined);
-    if (!outcome) throw new UpstreamProtocolError(`upstream ${redactUrl(url)} answered another request id`);
-    if (!outcome.ok) throw outcome.error;
-    return outcome.raw;
+function deadlineRace<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new UpstreamTimeoutError(`${what} did not answer within ${ms} ms`)),
+        ms,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export function createUpstreamPool(options: PoolOptions): UpstreamPool {
+  const { log, events } = options;
+  if (options.urls.length === 0) throw new Error("createUpstreamPool: no upstream URLs");
+  const upstreams = options.urls.map((url, index) =>
+    createUpstream({
+      index,
+      url,
+      timeoutMs: options.timeoutMs,
+      batchWindowMs: options.batchWindowMs,
+      batchMaxSize: options.batchMaxSize,
+      maxInFlight: options.maxInFlight,
+      cooldownMs: options.cooldownMs,
+      events: {
+        ...events,
+        stateChange(name, state, reason) {
+          (state === "open" ? log.warn : log.info)("upstream circuit", { upstream: name, state, reason });
+          events?.stateChange?.(name, state, reason);
+        },
+        batchLimit(name, limit, reason) {
+          log.warn("upstream batch limit lowered", { upstream: name, limit, reason });
+          events?.batchLimit?.(name, limit, reason);
+        },
+      },
+    }),
+  );
+
+  const polling = new Set<Upstream>();
+  async function poll(upstream: Upstream) {
+    if (polling.has(upstream)) return;
+    polling.add(upstream);
+    try {
+      await upstream.poll();
+    } finally {
+      polling.delete(upstream);
+    }
+  }
+  const timer = setInterval(() => {
+    const now = Date.now();
+    for (const u of upstreams) if (u.state === "closed" || u.probeDue(now)) void poll(u);
+  }, options.headPollMs);
+
+  /** The first healthy upstream not yet tried that has reached minBlock (or the first healthy one). */
+  function pick(minBlock: bigint | undefined, tried: Set<Upstream>): Upstream | undefined {
+    let fallback: Upstream | undefined;
+    for (const u of upstreams) {
+      if (u.state !== "closed" || tried.has(u)) continue;
+      if (minBlock === undefined || u.head === null || u.head >= minBlock) return u;
+      fallback ??= u;
+    }
+    return fallback;
   }
 
   return {
-    urls,
-    async call(method, params) {
+    upstreams,
+    urls: options.urls,
+    head() {
+      let best: Upstream | undefined;
+      for (const u of upstreams) {
+        if (u.state === "closed" && u.head !== null && (best === undefined || u.head > best.head!)) best = u;
+      }
+      return best ? { number: best.head!, at: best.headAt } : null;
+    },
+    pollNow: () => Promise.all(upstreams.map(poll)).then(() => undefined),
+    stop: () => clearInterval(timer),
+
+    async call(method, params, callOptions = {}) {
+      const { minBlock } = callOptions;
+      const deadline = Date.now() + options.deadlineMs;
+      const tried = new Set<Upstream>();
+      const maxAttempts = upstreams.length + EXTRA_ATTEMPTS;
       let last: ServiceError | undefined;
-      for (const url of urls) {
+      for (let attempt = 0; attempt < maxAttempts; attempt++) {
+        let upstream = pick(minBlock, tried);
+        if (!upstream) {
+          // Every healthy upstream was tried: back off, then ask the best one again.
+          upstream = pick(minBlock, new Set());
+          if (!upstream) break;
+          const wait = Math.min(BACKOFF_BASE_MS * 2 ** attempt, BACKOFF_MAX_MS, deadline - Date.now());
+          if (wait <= 0) break;
+          await Bun.sleep(wait * (0.5 + Math.random() / 2));
+          if (upstream.state !== "closed") continue;
+        }
+        tried.add(upstream);
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) break;
         try {
-          return await callOne(url, method, params);
-        } catch (error) {
-          if (
-            !(error instanceof UpstreamUnavailableError) &&
-            !(error instanceof ServiceError && error.status === 504)
-          ) {
-            throw error;
+          const outcome = await deadlineRace(upstream.call(method, params), remaining, upstream.name);
+          if (outcome.ok) {
+            upstream.recordSuccess();
+            events?.attempt?.(upstream.name, method, "ok");
+            return { raw: outcome.raw, upstream: upstream.name };
           }
-          last = error as ServiceError;
-          log.warn("upstream call failed", { upstream: redactUrl(url), method, error: last.message });
+          if (!isTransient(outcome.error, minBlock !== undefined)) {
+            upstream.recordSuccess();
+            events?.attempt?.(upstream.name, method, "node_error");
+            throw outcome.error;
+          }
+          last = outcome.error;
+          upstream.recordFailure(outcome.error);
+          events?.attempt?.(upstream.name, method, "retry");
+        } catch (error) {
+          if (error instanceof NodeError) throw error;
+          const e = toServiceError(error);
+          if (!e.retryable) throw e;
+          last = e;
+          upstream.recordFailure(e);
+          events?.attempt?.(upstream.name, method, "error");
+          log.debug("upstream attempt failed", { upstream: upstream.name, method, error: e.message });
         }
       }
-      throw last!;
+      if (last instanceof UpstreamTimeoutError) throw last;
+      if (last instanceof NodeError) throw last;
+      throw new UpstreamUnavailableError(
+        last
+          ? `no upstream could answer: ${last.message}`
+          : `no upstream available: all ${upstreams.length} are failing`,
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * A loopback HTTP proxy in front of a real node, to inject what a real node cannot do on demand
- * (lack a method, fail, hang, answer garbage). It records every JSON-RPC call it forwards.
+ * A loopback HTTP proxy in front of a real node, to inject what a real node cannot do on demand (lack a
+ * method, refuse batches, fail, hang, answer garbage, answer slowly). It records every call it sees.
  */
 import type { Server } from "bun";
 import { onTeardown } from "./shared";
@@ -10,61 +10,99 @@ export interface ProxyCall {
   params: unknown[];
 }
 
+export type ProxyMode = (body: string, parsed: any) => Response | Promise<Response> | undefined;
+
 export interface NodeProxy {
   url: string;
+  port: number;
   /** Every call seen, in order (batch elements one by one). */
   calls: ProxyCall[];
-  /** HTTP requests seen. */
-  httpRequests: number;
-  /** Replaces how requests are answered; undefined forwards to the node. */
-  mode: ((body: string, parsed: any) => Response | Promise<Response> | undefined) | undefined;
+  /** The HTTP request bodies seen, parsed. */
+  requests: any[];
+  /** Replaces how requests are answered; returning undefined forwards to the node. */
+  mode: ProxyMode | undefined;
+  /** Delay before forwarding, in ms. */
+  delayMs: number;
+  /** Stops listening: connections are refused until restart(). */
   stop(): void;
+  restart(): void;
+  callsOf(method: string): ProxyCall[];
 }
+
+/** Upper bound of a simulated hang, so no test waits forever. */
+export const HANG_MS = 20_000;
 
 export function startProxy(target: string, options: { hide?: string[] } = {}): NodeProxy {
   const hidden = new Set(options.hide ?? []);
+  let server: Server<undefined> | undefined;
+
   const proxy: NodeProxy = {
     url: "",
-    calls: [],
-    httpRequests: 0,
-    mode: undefined,
-    stop: () => server.stop(true),
-  };
-  const server: Server<undefined> = Bun.serve({
-    hostname: "127.0.0.1",
     port: 0,
-    async fetch(request) {
-      proxy.httpRequests++;
-      const body = await request.text();
-      let parsed: any;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        parsed = undefined;
-      }
-      const list = Array.isArray(parsed) ? parsed : [parsed];
-      for (const c of list) if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
-      const custom = proxy.mode?.(body, parsed);
-      if (custom) return custom;
-      if (!Array.isArray(parsed) && hidden.has(parsed?.method)) {
-        return Response.json({
-          jsonrpc: "2.0",
-          id: parsed.id,
-          error: { code: -32601, message: `the method ${parsed.method} does not exist/is not available` },
-        });
-      }
-      const upstream = await fetch(target, {
-        method: "POST",
-        body,
-        headers: { "content-type": "application/json" },
-      });
-      return new Response(await upstream.text(), {
-        status: upstream.status,
-        headers: { "content-type": "application/json" },
-      });
+    calls: [],
+    requests: [],
+    mode: undefined,
+    delayMs: 0,
+    stop() {
+      server?.stop(true);
+      server = undefined;
     },
-  });
-  proxy.url = `http://127.0.0.1:${server.port}`;
+    restart() {
+      if (!server) listen(proxy.port);
+    },
+    callsOf: (method) => proxy.calls.filter((c) => c.method === method),
+  };
+
+  async function handle(request: Request): Promise<Response> {
+    const body = await request.text();
+    let parsed: any;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    proxy.requests.push(parsed);
+    for (const c of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
+    }
+    const custom = proxy.mode?.(body, parsed);
+    if (custom) return custom;
+    if (proxy.delayMs > 0) await Bun.sleep(proxy.delayMs);
+    if (!Array.isArray(parsed) && hidden.has(parsed?.method)) {
+      return Response.json({
+        jsonrpc: "2.0",
+        id: parsed.id,
+        error: { code: -32601, message: `the method ${parsed.method} does not exist/is not available` },
+      });
+    }
+    const upstream = await fetch(target, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" },
+    });
+    return new Response(await upstream.text(), {
+      status: upstream.status,
+      headers: { "content-type": "application/json" },
+    });
+  }
+
+  function listen(port: number) {
+    server = Bun.serve({ hostname: "127.0.0.1", port, fetch: handle, idleTimeout: 60 });
+    proxy.port = server.port!;
+    proxy.url = `http://127.0.0.1:${proxy.port}`;
+  }
+
+  listen(0);
   onTeardown(async () => proxy.stop());
   return proxy;
 }
+
+/** Modes for fault injection. */
+export const faults = {
+  http500: (): ProxyMode => () => new Response("internal error", { status: 500 }),
+  garbage: (): ProxyMode => () => new Response("<html>not json", { status: 200 }),
+  hang: (): ProxyMode => async () => {
+    await Bun.sleep(HANG_MS);
+    return new Response("late", { status: 504 });
+  },
+};

@@ -13,7 +13,12 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-export async function startTestService(options: { upstreamUrls: string[]; env?: Record<string, string> }) {
+export async function startTestService(options: {
+  upstreamUrls: string[];
+  env?: Record<string, string>;
+  /** Receives every log line (default: stdout). */
+  logWrite?: (line: string) => void;
+}) {
   const pg = await postgresServer();
   const databaseUrl = await pg.createDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-data-"));
@@ -25,7 +30,10 @@ export async function startTestService(options: { upstreamUrls: string[]; env?: 
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
     ...options.env,
   });
-  const service = await startService(config, createLogger({ level: config.logLevel as LogLevel }));
+  const service = await startService(
+    config,
+    createLogger({ level: config.logLevel as LogLevel, write: options.logWrite }),
+  );
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -35,6 +43,52 @@ export async function startTestService(options: { upstreamUrls: string[]; env?: 
   };
   onTeardown(stop);
   return { url: service.url, databaseUrl, stop } satisfies TestService;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: any;
+}
+
+/** Sends every request at once from a separate process (test/support/load.ts says why). */
+export async function concurrently(
+  requests: { url: string; body?: unknown; method?: string; headers?: Record<string, string> }[],
+): Promise<Answer[]> {
+  const dir = mkdtempSync(join(tmpdir(), "cg-load-"));
+  try {
+    const input = join(dir, "requests.json");
+    const output = join(dir, "answers.json");
+    await Bun.write(
+      input,
+      JSON.stringify(
+        requests.map((r) => ({
+          ...r,
+          body: r.body === undefined || typeof r.body === "string" ? r.body : JSON.stringify(r.body),
+        })),
+      ),
+    );
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "load.ts"), input, output], {
+      env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "8192" },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    if ((await child.exited) !== 0)
+      throw new Error(`load client failed: ${await new Response(child.stderr).text()}`);
+    const answers = (await Bun.file(output).json()) as Omit<Answer, "json">[];
+    return answers.map((a) => {
+      let json: any;
+      try {
+        json = JSON.parse(a.text);
+      } catch {
+        json = undefined;
+      }
+      return { ...a, json };
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** POST a JSON body (or raw text) and read the answer as text and as JSON. */

@@ -1,0 +1,61 @@
+/**
+ * Per-key rate limits: a token bucket per caller (its API key, or its IP address in open mode). A batch
+ * takes one token per call. Idle buckets are swept so the map stays bounded.
+ */
+import type { Rate } from "../config";
+import { RateLimitedError } from "../errors";
+
+/** Buckets untouched this long are dropped (they would be full again anyway). */
+const SWEEP_INTERVAL_MS = 60_000;
+
+interface Bucket {
+  tokens: number;
+  updated: number;
+  rate: Rate;
+}
+
+export interface RateLimiter {
+  /** Takes `count` tokens for `identity`, or throws RateLimitedError. Unlimited callers always pass. */
+  take(identity: string, count: number, rate: Rate | undefined): void;
+  stop(): void;
+}
+
+export function createRateLimiter(): RateLimiter {
+  const buckets = new Map<string, Bucket>();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    for (const [identity, bucket] of buckets) {
+      if (now - bucket.updated > (bucket.rate.burst / bucket.rate.perSecond) * 1000) buckets.delete(identity);
+    }
+  }, SWEEP_INTERVAL_MS);
+  timer.unref?.();
+
+  return {
+    take(identity, count, rate) {
+      if (!rate) return;
+      const now = performance.now();
+      let bucket = buckets.get(identity);
+      if (!bucket || bucket.rate !== rate) {
+        bucket = { tokens: rate.burst, updated: now, rate };
+        buckets.set(identity, bucket);
+      }
+      bucket.tokens = Math.min(rate.burst, bucket.tokens + ((now - bucket.updated) / 1000) * rate.perSecond);
+      bucket.updated = now;
+      if (count > rate.burst) {
+        throw new RateLimitedError(
+          `rate limit: a batch of ${count} calls is more than this key may make at once (${rate.burst})`,
+          Math.ceil(rate.burst / rate.perSecond),
+        );
+      }
+      if (bucket.tokens < count) {
+        const wait = (count - bucket.tokens) / rate.perSecond;
+        throw new RateLimitedError(
+          `rate limit exceeded: ${rate.perSecond} calls per second, bursts of ${rate.burst}`,
+          Math.max(1, Math.ceil(wait)),
+        );
+      }
+      bucket.tokens -= count;
+    },
+    stop: () => clearInterval(timer),
+  };
+}

@@ -1,0 +1,112 @@
+/** Prometheus metrics (prom-client), served at GET /metrics. Label values are bounded sets, never keys. */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  InvalidParamsError,
+  InvalidRequestError,
+  MethodNotFoundError,
+  NodeError,
+  NotAvailableError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  RequestValidationError,
+  type ServiceError,
+  UnauthorizedError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from "./errors";
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "gateway_" });
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({
+      name: "gateway_requests_total",
+      help: "Operations answered, by operation, transport (rest, jsonrpc) and outcome",
+      labelNames: ["operation", "transport", "outcome"] as const,
+      registers,
+    }),
+    httpRequests: new Counter({
+      name: "gateway_http_requests_total",
+      help: "HTTP requests answered, by route and status",
+      labelNames: ["route", "status"] as const,
+      registers,
+    }),
+    upstreamCalls: new Counter({
+      name: "gateway_upstream_calls_total",
+      help: "Calls sent to upstreams, by upstream, method and outcome (ok, node_error, retry, error)",
+      labelNames: ["upstream", "method", "outcome"] as const,
+      registers,
+    }),
+    upstreamHttpRequests: new Counter({
+      name: "gateway_upstream_http_requests_total",
+      help: "HTTP requests sent to upstreams (a batch is one), by upstream and outcome",
+      labelNames: ["upstream", "outcome"] as const,
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: "gateway_upstream_batch_size",
+      help: "Calls per HTTP request sent to an upstream",
+      labelNames: ["upstream"] as const,
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      registers,
+    }),
+    upstreamLatency: new Histogram({
+      name: "gateway_upstream_latency_seconds",
+      help: "Round-trip time of HTTP requests to upstreams",
+      labelNames: ["upstream"] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    coalesced: new Counter({
+      name: "gateway_coalesced_calls_total",
+      help: "Calls answered by joining an identical call in flight, by method",
+      labelNames: ["method"] as const,
+      registers,
+    }),
+    upstreamUp: new Gauge({
+      name: "gateway_upstream_up",
+      help: "1 while an upstream's circuit is closed (in rotation), 0 while open",
+      labelNames: ["upstream"] as const,
+      registers,
+    }),
+    upstreamHead: new Gauge({
+      name: "gateway_upstream_head_block",
+      help: "The last head block seen at each upstream",
+      labelNames: ["upstream"] as const,
+      registers,
+    }),
+    upstreamBatchLimit: new Gauge({
+      name: "gateway_upstream_batch_limit",
+      help: "The largest batch each upstream is sent (lowered when it refuses or caps batches)",
+      labelNames: ["upstream"] as const,
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: "gateway_rate_limited_total",
+      help: "Calls refused for exceeding a rate limit, by scope (key or ip)",
+      labelNames: ["scope"] as const,
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The `outcome` label of an operation's answer. */
+export function outcomeLabel(error?: ServiceError): string {
+  if (!error) return "ok";
+  if (error instanceof NodeError) return "node_error";
+  if (error instanceof RequestValidationError || error instanceof InvalidParamsError) return "invalid";
+  if (error instanceof InvalidRequestError || error instanceof MethodNotFoundError) return "invalid";
+  if (error instanceof UnauthorizedError) return "unauthorized";
+  if (error instanceof RateLimitedError) return "rate_limited";
+  if (error instanceof UpstreamTimeoutError) return "timeout";
+  if (error instanceof UpstreamUnavailableError) return "unavailable";
+  if (error instanceof NotAvailableError) return "not_available";
+  if (error instanceof NotFoundError) return "not_found";
+  if (error instanceof PayloadTooLargeError) return "too_large";
+  return "internal";
+}

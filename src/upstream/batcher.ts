@@ -1,0 +1,155 @@
+/**
+ * Batching toward one upstream: distinct calls made within a short window go out as one JSON-RPC batch
+ * (up to a size limit). Ids are rewritten, so answers are matched by id, never by position. An upstream
+ * that refuses batches, or caps their size, is learned from its answers and served accordingly.
+ */
+import { type NodeError, type ServiceError, toServiceError, UpstreamUnavailableError } from "../errors";
+import { decodeResponses, encodeRequest, type Outcome, UpstreamProtocolError } from "./rpc";
+
+export interface BatcherOptions {
+  /** How long the first call of a batch may wait for company; 0 sends what one event-loop turn made. */
+  windowMs: number;
+  maxSize: number;
+  /** HTTP requests in flight at once; further calls wait (and so fill larger batches). */
+  maxInFlight: number;
+  /** One HTTP round trip with the upstream carrying `size` calls: request text in, response text out. */
+  post(body: string, size: number): Promise<string>;
+  /** Told when the upstream's batch limit is learned to be lower. */
+  onLimit?(limit: number, reason: string): void;
+}
+
+interface Pending {
+  method: string;
+  params: unknown[];
+  /** When it was queued (performance.now()). */
+  at: number;
+  resolve(outcome: Outcome): void;
+  reject(error: ServiceError): void;
+}
+
+export interface Batcher {
+  call(method: string, params: unknown[]): Promise<Outcome>;
+  /** The largest batch this upstream is currently sent. */
+  readonly limit: number;
+}
+
+/** Words nodes use when a batch is refused or too large. */
+const BATCH_REFUSED = /batch/i;
+
+export function createBatcher(options: BatcherOptions): Batcher {
+  const { windowMs, post } = options;
+  let limit = Math.max(1, options.maxSize);
+  let queue: Pending[] = [];
+  let inFlight = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let immediate: ReturnType<typeof setImmediate> | undefined;
+  let nextId = 1;
+
+  /** `to` is below the size of the batch that failed, so the retry is smaller and progress is certain. */
+  function lowerLimit(to: number, reason: string) {
+    const next = Math.max(1, Math.min(to, limit));
+    if (next < limit) {
+      limit = next;
+      options.onLimit?.(limit, reason);
+    }
+  }
+
+  /** Sends now if the queue is full or its oldest call has waited the window; else waits for either. */
+  function schedule() {
+    if (queue.length === 0 || inFlight >= options.maxInFlight) return;
+    const waited = performance.now() - queue[0]!.at;
+    if (queue.length >= limit || (windowMs > 0 && waited >= windowMs)) {
+      flush();
+    } else if (timer === undefined && immediate === undefined) {
+      if (windowMs > 0) timer = setTimeout(flush, windowMs - waited);
+      else immediate = setImmediate(flush);
+    }
+  }
+
+  function flush() {
+    if (timer !== undefined) clearTimeout(timer);
+    if (immediate !== undefined) clearImmediate(immediate);
+    timer = undefined;
+    immediate = undefined;
+    while (queue.length > 0 && inFlight < options.maxInFlight) {
+      const chunk = queue.slice(0, limit);
+      queue = queue.slice(chunk.length);
+      inFlight++;
+      void send(chunk).finally(() => {
+        inFlight--;
+        // Calls that waited for a free slot may have waited their window already.
+        schedule();
+      });
+    }
+  }
+
+  async function send(calls: Pending[]): Promise<void> {
+    const ids = calls.map(() => nextId++);
+    const single = calls.length === 1;
+    const body = single
+      ? encodeRequest(ids[0]!, calls[0]!.method, calls[0]!.params)
+      : `[${calls.map((c, i) => encodeRequest(ids[i]!, c.method, c.params)).join(",")}]`;
+    let outcomes: Map<unknown, Outcome>;
+    try {
+      outcomes = decodeResponses(await post(body, calls.length));
+    } catch (error) {
+      const e = toServiceError(error);
+      // A batch refused at the HTTP level (413, say) is retried smaller rather than failed.
+      if (!single && e instanceof UpstreamUnavailableError && /HTTP 413/.test(e.message)) {
+        lowerLimit(Math.floor(calls.length / 2), e.message);
+        return requeue(calls);
+      }
+      for (const c of calls) c.reject(e);
+      return;
+    }
+    if (!single && outcomes.size === 1 && outcomes.has(null) && !outcomes.get(null)!.ok) {
+      // One error for the whole batch: the upstream takes no batches (or none this large).
+      const error = (outcomes.get(null) as { error: NodeError }).error;
+      lowerLimit(BATCH_REFUSED.test(error.message) ? Math.floor(calls.length / 2) : 1, error.message);
+      return requeue(calls);
+    }
+    const unanswered: Pending[] = [];
+    for (let i = 0; i < calls.length; i++) {
+      const outcome =
+        outcomes.get(ids[i]) ?? (single && outcomes.size === 1 ? outcomes.get(null) : undefined);
+      if (outcome === undefined) unanswered.push(calls[i]!);
+      else if (
+        !single &&
+        !outcome.ok &&
+        BATCH_REFUSED.test(outcome.error.message) &&
+        outcome.error.code === -32600
+      ) {
+        unanswered.push(calls[i]!);
+      } else calls[i]!.resolve(outcome);
+    }
+    if (unanswered.length > 0) {
+      if (single) {
+        calls[0]!.reject(new UpstreamProtocolError("upstream answered another request id"));
+        return;
+      }
+      // A capped batch: only the first so many calls were answered.
+      lowerLimit(
+        calls.length - unanswered.length,
+        `upstream answered ${calls.length - unanswered.length} of ${calls.length} batched calls`,
+      );
+      requeue(unanswered);
+    }
+  }
+
+  function requeue(calls: Pending[]) {
+    queue = calls.concat(queue);
+    schedule();
+  }
+
+  return {
+    get limit() {
+      return limit;
+    },
+    call(method, params) {
+      return new Promise<Outcome>((resolve, reject) => {
+        queue.push({ method, params, at: performance.now(), resolve, reject });
+        schedule();
+      });
+    },
+  };
+}

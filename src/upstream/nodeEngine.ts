@@ -1,0 +1,134 @@
+/**
+ * The node engine operations call: block tags resolved against the shared head, a canonical key, identical
+ * calls in flight coalesced, then the upstream pool (batching, failover). Results stay raw JSON text.
+ */
+import { keccak256 } from "ethers";
+import { METHOD_POLICY } from "../cache/policy";
+import { quantity } from "../chain/blockRef";
+import type { ChainHead } from "../chain/head";
+import { NodeError } from "../errors";
+import { toJson } from "../json";
+import type { NodeClient } from "../operations/node";
+import type { OperationResult } from "../operations/operation";
+import { createCoalescer } from "./coalescer";
+import type { PoolCallResult, UpstreamPool } from "./pool";
+
+/** How nodes say a transaction sent again is one they already hold. */
+const ALREADY_KNOWN = /already known|already imported|known transaction|already exists|alreadyknown/i;
+const HEX_NUMBER = /^0x[0-9a-f]{1,16}$/;
+
+export interface EngineEvents {
+  coalesced?(method: string): void;
+}
+
+interface Resolved {
+  value: unknown;
+  /** The block number the value names, when it names one. */
+  n?: bigint;
+}
+
+export function createNodeEngine(options: {
+  pool: UpstreamPool;
+  head: ChainHead;
+  events?: EngineEvents;
+}): NodeClient {
+  const { pool, head, events } = options;
+  const coalescer = createCoalescer<PoolCallResult>();
+
+  function resolve(ref: unknown): Resolved {
+    if (typeof ref !== "string") return { value: ref };
+    let n: bigint | undefined;
+    switch (ref) {
+      case "latest":
+        n = head.latest();
+        break;
+      case "safe":
+        n = head.safe();
+        break;
+      case "finalized":
+        n = head.finalized();
+        break;
+      case "earliest":
+        n = 0n;
+        break;
+      case "pending":
+        return { value: ref };
+      default:
+        return HEX_NUMBER.test(ref) ? { value: ref, n: BigInt(ref) } : { value: ref };
+    }
+    return n === undefined ? { value: ref } : { value: quantity(n), n };
+  }
+
+  /** The params with tags as numbers (while the head is fresh), and the block they are about. */
+  function prepare(method: string, params: unknown[]): { params: unknown[]; minBlock?: bigint } {
+    const block = METHOD_POLICY[method]?.block;
+    if (!block) return { params };
+    const out = params.slice();
+    if (block.kind === "filter") {
+      const filter = { ...(out[block.index] as Record<string, unknown>) };
+      if (filter.blockHash !== undefined) return { params };
+      const from = resolve(filter.fromBlock ?? "latest");
+      const to = resolve(filter.toBlock ?? "latest");
+      if (from.n !== undefined) filter.fromBlock = from.value;
+      if (to.n !== undefined) filter.toBlock = to.value;
+      out[block.index] = filter;
+      // The upstream must have reached the end of the range.
+      return { params: out, minBlock: to.n ?? from.n };
+    }
+    if (out.length <= block.index) {
+      // An omitted optional block means latest; naming it makes equal questions share a key.
+      if (!block.optional || out.length !== block.index) return { params };
+      const r = resolve("latest");
+      if (r.n === undefined) return { params };
+      out.push(r.value);
+      return { params: out, minBlock: r.n };
+    }
+    const value = out[block.index];
+    if (typeof value === "object" && value !== null) {
+      const selector = value as { blockNumber?: unknown };
+      if (selector.blockNumber === undefined) return { params };
+      const r = resolve(selector.blockNumber);
+      out[block.index] = { blockNumber: r.value };
+      return { params: out, minBlock: r.n };
+    }
+    const r = resolve(value);
+    out[block.index] = r.value;
+    return { params: out, minBlock: r.n };
+  }
+
+  async function sendRawTransaction(params: unknown[]): Promise<PoolCallResult> {
+    try {
+      const result = await pool.call("eth_sendRawTransaction", params);
+      // The head will move: learn it now rather than at the next poll.
+      void pool.pollNow();
+      return result;
+    } catch (error) {
+      // Sent again, or retried after an upstream that took it timed out: it is in the pool, and that
+      // is success. Its hash is the keccak of the raw transaction.
+      if (error instanceof NodeError && ALREADY_KNOWN.test(error.message)) {
+        return { raw: JSON.stringify(keccak256(params[0] as string)), upstream: "" };
+      }
+      throw error;
+    }
+  }
+
+  return {
+    async call(method, params): Promise<OperationResult> {
+      const prepared = prepare(method, params);
+      // Canonical: normalized params (lower-case hex, tags resolved) and the method.
+      const key = `${method}\u0000${toJson(prepared.params)}`;
+      const { promise, shared } = coalescer.run(key, () =>
+        method === "eth_sendRawTransaction"
+          ? sendRawTransaction(prepared.params)
+          : pool.call(method, prepared.params, { minBlock: prepared.minBlock }),
+      );
+      if (shared) events?.coalesced?.(method);
+      const result = await promise;
+      return {
+        raw: result.raw,
+        source: shared ? "coalesced" : "miss",
+        upstream: result.upstream || undefined,
+      };
+    },
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * One upstream node: its batcher, its circuit breaker and its head. A failing upstream is taken out of
+ * rotation (the circuit opens) and probed back in the background; its head is polled, so calls about a
+ * block it has not reached go elsewhere.
+ */
+
+import { parseQuantity } from "../chain/blockRef";
+import { type ServiceError, UpstreamUnavailableError } from "../errors";
+import { type Batcher, createBatcher } from "./batcher";
+import { postJsonRpc, redactUrl } from "./http";
+import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
+
+/** Consecutive failures that open the circuit; a refused connection opens it at once. */
+const FAILURES_TO_OPEN = 3;
+/** The first wait before a probe, doubled after each failed probe up to the maximum. */
+const MAX_COOLDOWN_MS = 30_000;
+
+export type CircuitState = "closed" | "open";
+
+export interface UpstreamOptions {
+  index: number;
+  url: string;
+  timeoutMs: number;
+  batchWindowMs: number;
+  batchMaxSize: number;
+  maxInFlight: number;
+  cooldownMs: number;
+  events?: UpstreamEvents;
+}
+
+export interface UpstreamEvents {
+  httpRequest?(upstream: string, size: number, outcome: string, seconds: number): void;
+  stateChange?(upstream: string, state: CircuitState, reason: string): void;
+  head?(upstream: string, head: bigint): void;
+  batchLimit?(upstream: string, limit: number, reason: string): void;
+}
+
+export interface Upstream {
+  /** "upstream-1", "upstream-2", …: what clients and logs see, never the URL. */
+  readonly name: string;
+  readonly url: string;
+  readonly redactedUrl: string;
+  readonly state: CircuitState;
+  /** The last head block seen, and when. */
+  readonly head: bigint | null;
+  readonly headAt: number;
+  readonly batchLimit: number;
+  /** True when the open circuit's cooldown has run out: time for a probe. */
+  probeDue(now: number): boolean;
+  call(method: string, params: unknown[]): Promise<Outcome>;
+  recordSuccess(): void;
+  recordFailure(error: ServiceError): void;
+  /** eth_blockNumber straight to the node: refreshes the head, closes or re-opens the circuit. */
+  poll(): Promise<void>;
+  /** A block number seen in an answer: the node has at least this head. */
+  sawBlock(n: bigint): void;
+}
+
+export function createUpstream(options: UpstreamOptions): Upstream {
+  const { url, timeoutMs, events } = options;
+  const name = `upstream-${options.index + 1}`;
+  let state: CircuitState = "closed";
+  let failures = 0;
+  let cooldown = options.cooldownMs;
+  let openedAt = 0;
+  let head: bigint | null = null;
+  let headAt = 0;
+
+  const timedPost = async (body: string, size: number) => {
+    const start = performance.now();
+    try {
+      const text = await postJsonRpc(url, body, timeoutMs);
+      events?.httpRequest?.(name, size, "ok", (performance.now() - start) / 1000);
+      return text;
+    } catch (error) {
+      events?.httpRequest?.(
+        name,
+        size,
+        (error as ServiceError).status === 504 ? "timeout" : "error",
+        (performance.now() - start) / 1000,
+      );
+      throw error;
+    }
+  };
+
+  const batcher: Batcher = createBatcher({
+    windowMs: options.batchWindowMs,
+    maxSize: options.batchMaxSize,
+    maxInFlight: options.maxInFlight,
+    post: timedPost,
+    onLimit: (limit, reason) => events?.batchLimit?.(name, limit, reason),
+  });
+
+  function open(reason: string) {
+    if (state === "open") {
+      cooldown = Math.min(cooldown * 2, MAX_COOLDOWN_MS);
+    }
+    state = "open";
+    openedAt = Date.now();
+    events?.stateChange?.(name, state, reason);
+  }
+
+  function close() {
+    failures = 0;
+    cooldown = options.cooldownMs;
+    if (state !== "closed") {
+      state = "closed";
+      events?.stateChange?.(name, state, "answered a probe");
+    }
+  }
+
+  function recordFailure(error: ServiceError) {
+    failures++;
+    const refused = error instanceof UpstreamUnavailableError && /unreachable/.test(error.message);
+    if (state === "closed" && (refused || failures >= FAILURES_TO_OPEN)) open(error.message);
+  }
+
+  function sawBlock(n: bigint) {
+    if (head === null || n >= head) {
+      head = n;
+      headAt = Date.now();
+      events?.head?.(name, n);
+    }
+  }
+
+  return {
+    name,
+    url,
+    redactedUrl: redactUrl(url),
+    get state() {
+      return state;
+    },
+    get head() {
+      return head;
+    },
+    get headAt() {
+      return headAt;
+    },
+    get batchLimit() {
+      return batcher.limit;
+    },
+    probeDue: (now) => state === "open" && now - openedAt >= cooldown,
+    call: (method, params) => batcher.call(method, params),
+    recordSuccess() {
+      failures = 0;
+    },
+    recordFailure,
+    async poll() {
+      try {
+        const text = await timedPost(encodeRequest(0, "eth_blockNumber", []), 1);
+        const outcome = decodeResponses(text).get(0);
+        if (!outcome?.ok) throw new UpstreamUnavailableError("eth_blockNumber failed");
+        // A node may answer a lower head after a reorg: take what it says.
+        const n = parseQuantity(JSON.parse(outcome.raw) as string);
+        head = n;
+        headAt = Date.now();
+        events?.head?.(name, n);
+        close();
+      } catch (error) {
+        if (state === "open") open((error as Error).message);
+        else recordFailure(error as ServiceError);
+      }
+    },
+    sawBlock,
+  };
+}
