@@ -1,0 +1,101 @@
+/** wrk (Debian's) as the load generator: a Lua script cycles through the request bodies given. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  errors: number;
+}
+
+export function ensureWrk(): string {
+  const found = Bun.which("wrk");
+  if (found) return found;
+  if (process.getuid?.() !== 0) throw new Error("wrk is missing: sudo apt-get install -y wrk");
+  console.error("installing Debian's wrk with apt-get");
+  const apt = Bun.spawnSync(
+    ["bash", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk"],
+    {
+      stdout: "inherit",
+      stderr: "inherit",
+    },
+  );
+  const installed = Bun.which("wrk");
+  if (apt.exitCode !== 0 || !installed) throw new Error("could not install wrk with apt-get");
+  return installed;
+}
+
+function luaLongString(text: string): string {
+  let level = 1;
+  while (text.includes(`]${"=".repeat(level)}]`)) level++;
+  const eq = "=".repeat(level);
+  return `[${eq}[${text}]${eq}]`;
+}
+
+function toMs(value: string): number {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(value.trim());
+  if (!match) return Number.NaN;
+  const n = Number(match[1]);
+  return match[2] === "us" ? n / 1000 : match[2] === "s" ? n * 1000 : n;
+}
+
+export async function wrk(options: {
+  url: string;
+  bodies: string[];
+  connections: number;
+  threads: number;
+  durationS: number;
+  headers?: Record<string, string>;
+}): Promise<WrkResult> {
+  const dir = mkdtempSync(join(tmpdir(), "cg-wrk-"));
+  try {
+    const headers = { "Content-Type": "application/json", ...options.headers };
+    const lua = [
+      `local bodies = { ${options.bodies.map(luaLongString).join(", ")} }`,
+      `local headers = { ${Object.entries(headers)
+        .map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+        .join(", ")} }`,
+      "local i = 0",
+      "request = function()",
+      "  i = i % #bodies + 1",
+      '  return wrk.format("POST", nil, headers, bodies[i])',
+      "end",
+    ].join("\n");
+    const script = join(dir, "post.lua");
+    writeFileSync(script, lua);
+    const child = Bun.spawn(
+      [
+        ensureWrk(),
+        "-t",
+        String(options.threads),
+        "-c",
+        String(options.connections),
+        "-d",
+        `${options.durationS}s`,
+        "--latency",
+        "-s",
+        script,
+        options.url,
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [out, err] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+    ]);
+    if ((await child.exited) !== 0) throw new Error(`wrk failed: ${err || out}`);
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+    const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
+    const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+    const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
+    return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, requests, errors };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
