@@ -73,7 +73,14 @@ test("a bad value names the variable and what it expected", () => {
       'CHAIN: expected one of ETH, ROPSTEN, BSC, BTC, BTC_TESTNET, TRON, NILE, GOERLI, SEPOLIA, POLYGON, CATAMITE, SATURN, BAHAMUT, TON, DOGE, LTC, SOLANA, got "DOGECOIN"',
     ],
     [{ CONFIRMATIONS: "-1" }, 'CONFIRMATIONS: expected an integer from 0 to 100000, got "-1"'],
-    [{ CACHE_MEMORY_MB: "0" }, 'CACHE_MEMORY_MB: expected an integer number of MiB, at least 1, got "0"'],
+    [
+      { CACHE_MEMORY_MB: "-1" },
+      'CACHE_MEMORY_MB: expected an integer number of MiB (0 turns caching off), got "-1"',
+    ],
+    [
+      { CACHE_DISK_MB: "16" },
+      'CACHE_DISK_MB: expected an integer number of MiB, at least 32 (0 turns the disk tier off), got "16"',
+    ],
     [{ API_KEYS: "has space" }, "API_KEYS: expected comma-separated keys of printable ASCII without spaces"],
     [{ LOG_LEVEL: "loud" }, 'LOG_LEVEL: expected one of debug, info, warn, error, silent, got "loud"'],
     [

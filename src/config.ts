@@ -112,15 +112,15 @@ const VARS = {
     fallback: undefined,
   }),
   CACHE_MEMORY_MB: v({
-    schema: T.Integer({ minimum: 1, maximum: 1_048_576 }),
+    schema: T.Integer({ minimum: 0, maximum: 1_048_576 }),
     parse: integer,
-    expected: "an integer number of MiB, at least 1",
+    expected: "an integer number of MiB (0 turns caching off)",
     fallback: 256,
   }),
   CACHE_DISK_MB: v({
-    schema: T.Integer({ minimum: 0, maximum: 1_073_741_824 }),
+    schema: T.Union([T.Literal(0), T.Integer({ minimum: 32, maximum: 1_073_741_824 })]),
     parse: integer,
-    expected: "an integer number of MiB (0 turns the disk tier off)",
+    expected: "an integer number of MiB, at least 32 (0 turns the disk tier off)",
     fallback: 4096,
   }),
   UPSTREAM_TIMEOUT_MS: v({

@@ -40,6 +40,22 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, bigintReplacer);
 }
 
+/** JSON text as received or as stored: text, or its UTF-8 bytes (large answers splice faster as bytes). */
+export type RawJson = string | Uint8Array;
+
+const decoder = new TextDecoder();
+
+export function rawText(raw: RawJson): string {
+  return typeof raw === "string" ? raw : decoder.decode(raw);
+}
+
+/** A response body from parts of JSON text: one string when all are text, else a Blob of the parts. */
+export function joinParts(parts: RawJson[]): string | Blob {
+  for (const part of parts)
+    if (typeof part !== "string") return new Blob(parts as (string | Uint8Array<ArrayBuffer>)[]);
+  return parts.join("");
+}
+
 /** RFC 3339 UTC with a `Z` and whole seconds, e.g. `2024-03-01T12:00:05Z`. */
 export function rfc3339(unixSeconds: number | bigint | Date): string {
   const ms = unixSeconds instanceof Date ? unixSeconds.getTime() : Number(unixSeconds) * 1000;

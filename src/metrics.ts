@@ -16,7 +16,14 @@ import {
   UpstreamUnavailableError,
 } from "./errors";
 
+/** What the cache gauges read when scraped. */
+export interface CacheFigures {
+  memory: { bytes: number; entries: number };
+  disk?: { usedBytes: number; entries: number };
+}
+
 export function createMetrics() {
+  let cacheFigures: (() => CacheFigures) | undefined;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gateway_" });
   const registers = [registry];
@@ -84,6 +91,57 @@ export function createMetrics() {
       labelNames: ["upstream"] as const,
       registers,
     }),
+    cacheLookups: new Counter({
+      name: "gateway_cache_lookups_total",
+      help: "Cache lookups, by tier (memory, disk) and result (hit, miss)",
+      labelNames: ["tier", "result"] as const,
+      registers,
+    }),
+    cacheStored: new Counter({
+      name: "gateway_cache_stored_total",
+      help: "Answers stored, by tier",
+      labelNames: ["tier"] as const,
+      registers,
+    }),
+    cacheEvictions: new Counter({
+      name: "gateway_cache_evictions_total",
+      help: "Entries evicted to stay within budget, by tier",
+      labelNames: ["tier"] as const,
+      registers,
+    }),
+    cacheBadRecords: new Counter({
+      name: "gateway_cache_bad_records_total",
+      help: "Disk records that failed verification (dropped and treated as misses)",
+      registers,
+    }),
+    cacheBytes: new Gauge({
+      name: "gateway_cache_bytes",
+      help: "Bytes held, by tier (disk: pages in use)",
+      labelNames: ["tier"] as const,
+      registers,
+      collect() {
+        const figures = cacheFigures?.();
+        if (!figures) return;
+        this.set({ tier: "memory" }, figures.memory.bytes);
+        if (figures.disk) this.set({ tier: "disk" }, figures.disk.usedBytes);
+      },
+    }),
+    cacheEntries: new Gauge({
+      name: "gateway_cache_entries",
+      help: "Entries held, by tier",
+      labelNames: ["tier"] as const,
+      registers,
+      collect() {
+        const figures = cacheFigures?.();
+        if (!figures) return;
+        this.set({ tier: "memory" }, figures.memory.entries);
+        if (figures.disk) this.set({ tier: "disk" }, figures.disk.entries);
+      },
+    }),
+    /** Names where the cache gauges read their figures. */
+    observeCache(source: () => CacheFigures) {
+      cacheFigures = source;
+    },
     rateLimited: new Counter({
       name: "gateway_rate_limited_total",
       help: "Calls refused for exceeding a rate limit, by scope (key or ip)",

@@ -3,6 +3,9 @@
  * database -> auth -> operation table -> HTTP. `stop()` undoes it in reverse order.
  */
 import { join } from "node:path";
+import { createCache } from "./cache/cache";
+import { createDiskTier, type DiskTier } from "./cache/disk";
+import { createMemoryTier } from "./cache/memory";
 import { describeChain } from "./chain/chains";
 import { createChainHead } from "./chain/head";
 import type { Config } from "./config";
@@ -82,6 +85,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     }
     const metrics = createMetrics();
     const startedDevChain = config.upstreamUrls.length === 0;
+    const headPollMs = config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS);
     const pool = createUpstreamPool({
       urls: upstreamUrls,
       timeoutMs: config.upstreamTimeoutMs,
@@ -89,7 +93,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       batchWindowMs: config.batchWindowMs,
       batchMaxSize: config.batchMaxSize,
       maxInFlight: config.upstreamMaxInFlight,
-      headPollMs: config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS),
+      headPollMs,
       cooldownMs: config.upstreamCooldownMs,
       log,
       events: {
@@ -122,7 +126,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const head = createChainHead({
       pool,
       confirmations: chain.confirmations,
-      pollMs: config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS),
+      pollMs: headPollMs,
       log,
     });
     cleanups.push(() => head.stop());
@@ -157,9 +161,47 @@ export async function startService(config: Config, log: Logger): Promise<Service
       maxBatchLength: config.maxBatchLength,
     });
 
+    // The disk tier belongs to one chain: the chain id and genesis hash name its directory, so another
+    // chain on the same DATA_DIR (a fresh dev chain, say) never reads this one's answers.
+    const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
+      hash: string;
+    };
+    const memory = createMemoryTier({
+      maxBytes: Math.max(config.cacheMemoryMb, 1) * 1024 * 1024,
+      onEvict: () => metrics.cacheEvictions.inc({ tier: "memory" }),
+    });
+    let disk: DiskTier | undefined;
+    if (config.cacheDiskMb > 0 && config.cacheMemoryMb > 0) {
+      disk = createDiskTier({
+        dir: join(config.dataDir, "cache", `${chain.chainId}-${genesis.hash.slice(2, 18)}`),
+        maxBytes: config.cacheDiskMb * 1024 * 1024,
+        log,
+        onEvict: (count) => metrics.cacheEvictions.inc({ tier: "disk" }, count),
+        onBadRecord: () => metrics.cacheBadRecords.inc(),
+      });
+      const openDisk = disk;
+      cleanups.push(() => openDisk.close());
+    }
+    metrics.observeCache(() => ({
+      memory: { bytes: memory.bytes, entries: memory.entries },
+      disk: disk?.usage(),
+    }));
+    const cache = createCache({
+      head,
+      memory,
+      disk,
+      headTtlMs: headPollMs,
+      unfinalizedTtlMs: Math.max(chain.blockTimeMs, headPollMs),
+      events: {
+        lookup: (tier, hit) => metrics.cacheLookups.inc({ tier, result: hit ? "hit" : "miss" }),
+        stored: (tier) => metrics.cacheStored.inc({ tier }),
+      },
+    });
     const node = createNodeEngine({
       pool,
       head,
+      // CACHE_MEMORY_MB=0 turns caching off (the disk tier only ever fills from the memory path).
+      cache: config.cacheMemoryMb > 0 ? cache : undefined,
       events: { coalesced: (method) => metrics.coalesced.inc({ method }) },
     });
     const table = createOperationTable([
@@ -168,7 +210,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       ...createStatsOperations(),
       ...createTokenOperations(),
     ]);
-    const health = createHealth({ chain, pool, database });
+    const health = createHealth({ chain, pool, head, memory, disk, database });
     const app = createApp({
       table,
       edge,

@@ -15,7 +15,7 @@ beforeAll(async () => {
   chain = fixture.chain;
   node = fixture.anvil.url;
   proxy = startProxy(node, { hide: ["eth_getBlockReceipts"] });
-  service = (await startTestService({ upstreamUrls: [proxy.url] })).url;
+  service = (await startTestService({ upstreamUrls: [proxy.url], env: { CACHE_MEMORY_MB: "0" } })).url;
 });
 
 const hex = (n: number) => `0x${n.toString(16)}`;

@@ -57,6 +57,7 @@ describe("failover between two upstreams", () => {
       await startTestService({
         upstreamUrls: [first.url, second.url],
         env: {
+          CACHE_MEMORY_MB: "0",
           UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
           UPSTREAM_DEADLINE_MS: String(DEADLINE_MS),
           UPSTREAM_COOLDOWN_MS: "100",
@@ -223,7 +224,10 @@ describe("head tracking", () => {
     const behind = await twin(node);
     const ahead = await twin(node, 5);
     const service = (
-      await startTestService({ upstreamUrls: [behind.url, ahead.url], env: { HEAD_POLL_MS: "50" } })
+      await startTestService({
+        upstreamUrls: [behind.url, ahead.url],
+        env: { HEAD_POLL_MS: "50", CACHE_MEMORY_MB: "0" },
+      })
     ).url;
     const target = hex(chain.head + 3);
     const expected = await rpc(ahead.url)("eth_getBlockByNumber", [target, false]);

@@ -56,6 +56,16 @@ const NATIVE_SYMBOL: Record<Blockchain, string> = {
   SATURN: "SATURN",
 };
 
+/** Typical time between blocks: how long an answer about an unfinalized block is worth keeping. */
+const BLOCK_TIME_MS: Partial<Record<Blockchain, number>> = {
+  BSC: 3_000,
+  POLYGON: 2_000,
+  TRON: 3_000,
+  NILE: 3_000,
+};
+const DEFAULT_BLOCK_TIME_MS = 12_000;
+const DEV_BLOCK_TIME_MS = 1_000;
+
 // Reorg depth beyond which a block is treated as final when the node has no `finalized` tag.
 const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128, TRON: 20, NILE: 20 };
 const DEFAULT_CONFIRMATIONS = 12;
@@ -67,6 +77,7 @@ export interface ChainInfo {
   /** Native coin decimals; every EVM chain uses 18. */
   nativeDecimals: number;
   confirmations: number;
+  blockTimeMs: number;
   devChain: boolean;
 }
 
@@ -78,12 +89,14 @@ export function describeChain(
   const blockchain = overrides.blockchain ?? BY_CHAIN_ID.get(chainId) ?? "ETH";
   const confirmations =
     overrides.confirmations ?? (devChain ? 0 : (CONFIRMATIONS[blockchain] ?? DEFAULT_CONFIRMATIONS));
+  const blockTimeMs = devChain ? DEV_BLOCK_TIME_MS : (BLOCK_TIME_MS[blockchain] ?? DEFAULT_BLOCK_TIME_MS);
   return {
     chainId,
     blockchain,
     nativeSymbol: NATIVE_SYMBOL[blockchain],
     nativeDecimals: 18,
     confirmations,
+    blockTimeMs,
     devChain,
   };
 }

@@ -4,7 +4,10 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { DiskTier } from "../cache/disk";
+import type { MemoryTier } from "../cache/memory";
 import type { ChainInfo } from "../chain/chains";
+import type { ChainHead } from "../chain/head";
 import { toJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
 
@@ -38,6 +41,18 @@ export const HealthReport = T.Object({
     latencyMs: T.Union([T.Number(), T.Null()]),
     error: T.Optional(T.String()),
   }),
+  head: T.Object({
+    number: Nullable(T.Integer()),
+    hash: T.Union([T.String(), T.Null()]),
+    finalized: Nullable(T.Integer()),
+  }),
+  cache: T.Object({
+    memory: T.Object({ bytes: T.Integer(), entries: T.Integer() }),
+    disk: T.Union([
+      T.Object({ usedBytes: T.Integer(), fileBytes: T.Integer(), entries: T.Integer() }),
+      T.Null(),
+    ]),
+  }),
   indexer: T.Object({
     lastBlockNumber: Nullable(T.Integer()),
     headBlockNumber: Nullable(T.Integer()),
@@ -48,6 +63,9 @@ export const HealthReport = T.Object({
 export interface HealthDeps {
   chain: ChainInfo;
   pool: UpstreamPool;
+  head: ChainHead;
+  memory: MemoryTier;
+  disk?: DiskTier;
   database: { embedded: boolean; ping(): Promise<void> };
   /** The indexer's last processed block, once there is an indexer. */
   lastIndexedBlock?: () => number | null;
@@ -103,6 +121,15 @@ export function createHealth(deps: HealthDeps) {
           embedded: deps.database.embedded,
           latencyMs: databaseOk ? db.ms : null,
           ...(db.error ? { error: db.error } : {}),
+        },
+        head: {
+          number: deps.head.headBlock() ? Number(deps.head.headBlock()!.number) : null,
+          hash: deps.head.headBlock()?.hash ?? null,
+          finalized: deps.head.finalized() === undefined ? null : Number(deps.head.finalized()),
+        },
+        cache: {
+          memory: { bytes: deps.memory.bytes, entries: deps.memory.entries },
+          disk: deps.disk ? deps.disk.usage() : null,
         },
         indexer: {
           lastBlockNumber,

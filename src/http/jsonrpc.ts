@@ -13,7 +13,7 @@ import {
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { toJson } from "../json";
+import { joinParts, type RawJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation, ResultSource } from "../operations/operation";
@@ -30,7 +30,8 @@ interface Envelope {
 }
 
 interface Answer {
-  body: string;
+  /** The response object as parts of JSON text (a cached result stays the bytes it is stored as). */
+  parts: RawJson[];
   source?: ResultSource;
   upstream?: string;
 }
@@ -43,7 +44,7 @@ function idJson(value: Record<string, unknown>): string {
 }
 
 function errorAnswer(jsonrpc: string, id: string, error: ServiceError): Answer {
-  return { body: `{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}` };
+  return { parts: [`{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}`] };
 }
 
 /** Headers naming where a response's results came from. */
@@ -121,7 +122,7 @@ export function createJsonRpcHandler(options: {
       const result = await op.run(op.prepare(envelope.params));
       count(op.method);
       return {
-        body: `{"jsonrpc":${jsonrpc},"id":${id},"result":${result.raw}}`,
+        parts: [`{"jsonrpc":${jsonrpc},"id":${id},"result":`, result.raw, "}"],
         source: result.source,
         upstream: result.upstream,
       };
@@ -171,12 +172,18 @@ export function createJsonRpcHandler(options: {
           );
         }
         const answers = await Promise.all(body.map((element) => batchElement(element, requestId)));
-        return rawJson(`[${answers.map((a) => a.body).join(",")}]`, 200, provenance(answers));
+        const parts: RawJson[] = ["["];
+        for (let i = 0; i < answers.length; i++) {
+          if (i > 0) parts.push(",");
+          for (const part of answers[i]!.parts) parts.push(part);
+        }
+        parts.push("]");
+        return rawJson(joinParts(parts), 200, provenance(answers));
       }
       const { issues } = envelopeIssues(body);
       if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422);
       const answer = await execute(toEnvelope(body as Record<string, unknown>), requestId);
-      return rawJson(answer.body, 200, provenance([answer]));
+      return rawJson(joinParts(answer.parts), 200, provenance([answer]));
     },
   };
 }

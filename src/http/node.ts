@@ -13,7 +13,7 @@ import {
   type ServiceError,
   toServiceError,
 } from "../errors";
-import { parseJson, toJson } from "../json";
+import { joinParts, parseJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation } from "../operations/operation";
@@ -78,7 +78,7 @@ export function nodeRoutes(options: {
       }
       const result = await op.run(params);
       metrics.requests.inc({ operation: op.method, transport: "rest", outcome: "ok" });
-      const raw = op.rest!.toRest ? op.rest!.toRest(result.raw) : result.raw;
+      const raw = op.rest!.toRest ? joinParts(op.rest!.toRest(result.raw)) : result.raw;
       const headers: Record<string, string> = {};
       if (result.source) headers["x-cache"] = result.source;
       if (result.upstream) headers["x-upstream"] = result.upstream;

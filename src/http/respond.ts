@@ -5,7 +5,11 @@ import { parseJson, toJson } from "../json";
 export const JSON_CONTENT_TYPE = "application/json";
 const JSON_HEADERS = { "content-type": JSON_CONTENT_TYPE };
 
-export function rawJson(raw: string, status = 200, headers?: Record<string, string>): Response {
+export function rawJson(
+  raw: string | Uint8Array | Blob,
+  status = 200,
+  headers?: Record<string, string>,
+): Response {
   return new Response(raw, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
 }
 

@@ -6,6 +6,7 @@
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import { NodeError, UpstreamUnavailableError } from "../errors";
+import { rawText } from "../json";
 import type { Logger } from "../log";
 import { defineOperation, type Operation, type OperationResult, type ParamSpec } from "./operation";
 import {
@@ -118,18 +119,20 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
   async function receiptsFromTransactions(ref: string): Promise<OperationResult> {
     const byHash = ref.length === HASH_LENGTH;
     const block = await node.call(byHash ? "eth_getBlockByHash" : "eth_getBlockByNumber", [ref, false]);
-    if (block.raw === "null") return block;
-    const { hash, transactions } = JSON.parse(block.raw) as { hash: string; transactions: string[] };
+    const blockText = rawText(block.raw);
+    if (blockText === "null") return block;
+    const { hash, transactions } = JSON.parse(blockText) as { hash: string; transactions: string[] };
     const receipts = await Promise.all(
       transactions.map((tx) => node.call("eth_getTransactionReceipt", [tx])),
     );
-    for (const receipt of receipts) {
+    const texts = receipts.map((r) => rawText(r.raw));
+    for (const text of texts) {
       // A reorg between the block and its receipts would mix two chains: refuse rather than mislead.
-      if (receipt.raw === "null" || (JSON.parse(receipt.raw) as { blockHash: string }).blockHash !== hash) {
+      if (text === "null" || (JSON.parse(text) as { blockHash: string }).blockHash !== hash) {
         throw new UpstreamUnavailableError("the block changed while its receipts were read; retry");
       }
     }
-    return { raw: `[${receipts.map((r) => r.raw).join(",")}]`, source: "miss" };
+    return { raw: `[${texts.join(",")}]`, source: "miss" };
   }
 
   const ops: Operation[] = [
@@ -289,7 +292,7 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
         body: Bodies.trxHash,
         toParams: (b) => [b.trx_hash],
         response: NullOr(T.Array(Receipt, { maxItems: 1 })),
-        toRest: (raw) => (raw === "null" ? raw : `[${raw}]`),
+        toRest: (raw) => (raw === "null" ? [raw] : ["[", raw, "]"]),
       },
       run: pass("eth_getTransactionReceipt"),
     }),

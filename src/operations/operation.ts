@@ -5,6 +5,7 @@
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { InvalidParamsError, type ValidationIssue } from "../errors";
+import type { RawJson } from "../json";
 import { compile, type Validator } from "../validation";
 
 /** SPEC.md §2: `Methods` are the service's operations, `NodeMethods` plain pass-through node calls. */
@@ -27,16 +28,16 @@ export interface RestSpec {
   toParams: (body: any) => unknown[];
   /** What the route answers, for the OpenAPI document. */
   response: TSchema;
-  /** Reshapes the JSON-RPC result for REST, where SPEC.md gives REST another shape. */
-  toRest?: (raw: string) => string;
+  /** Reshapes the JSON-RPC result for REST, where SPEC.md gives REST another shape (as parts to join). */
+  toRest?: (raw: RawJson) => RawJson[];
 }
 
 /** Where a result came from (the `x-cache` header). */
 export type ResultSource = "memory" | "disk" | "coalesced" | "miss";
 
 export interface OperationResult {
-  /** The result as JSON text. */
-  raw: string;
+  /** The result as JSON: text, or the bytes a cache tier holds. */
+  raw: RawJson;
   /** Set for results that came from the node engine. */
   source?: ResultSource;
   /** The upstream that answered (`upstream-1`, …), when one did. */

@@ -54,24 +54,29 @@ export function createBatcher(options: BatcherOptions): Batcher {
     }
   }
 
-  /** Sends now if the queue is full or its oldest call has waited the window; else waits for either. */
+  /** Sends full batches now, and the rest once its oldest call has waited the window. */
   function schedule() {
     if (queue.length === 0 || inFlight >= options.maxInFlight) return;
+    if (queue.length >= limit) flush(false);
+    if (queue.length === 0 || inFlight >= options.maxInFlight) return;
     const waited = performance.now() - queue[0]!.at;
-    if (queue.length >= limit || (windowMs > 0 && waited >= windowMs)) {
-      flush();
+    if (windowMs > 0 && waited >= windowMs) {
+      flush(true);
     } else if (timer === undefined && immediate === undefined) {
-      if (windowMs > 0) timer = setTimeout(flush, windowMs - waited);
-      else immediate = setImmediate(flush);
+      if (windowMs > 0) timer = setTimeout(() => flush(true), windowMs - waited);
+      else immediate = setImmediate(() => flush(true));
     }
   }
 
-  function flush() {
-    if (timer !== undefined) clearTimeout(timer);
-    if (immediate !== undefined) clearImmediate(immediate);
-    timer = undefined;
-    immediate = undefined;
-    while (queue.length > 0 && inFlight < options.maxInFlight) {
+  /** Sends full batches, and with `all` the partial one too, while in-flight slots are free. */
+  function flush(all: boolean) {
+    if (all) {
+      if (timer !== undefined) clearTimeout(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+      timer = undefined;
+      immediate = undefined;
+    }
+    while ((all ? queue.length > 0 : queue.length >= limit) && inFlight < options.maxInFlight) {
       const chunk = queue.slice(0, limit);
       queue = queue.slice(chunk.length);
       inFlight++;
@@ -81,6 +86,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
         schedule();
       });
     }
+    if (!all && queue.length > 0 && timer === undefined && immediate === undefined) schedule();
   }
 
   async function send(calls: Pending[]): Promise<void> {

@@ -3,6 +3,7 @@
  * calls in flight coalesced, then the upstream pool (batching, failover). Results stay raw JSON text.
  */
 import { keccak256 } from "ethers";
+import type { Cache } from "../cache/cache";
 import { METHOD_POLICY } from "../cache/policy";
 import { quantity } from "../chain/blockRef";
 import type { ChainHead } from "../chain/head";
@@ -30,9 +31,10 @@ interface Resolved {
 export function createNodeEngine(options: {
   pool: UpstreamPool;
   head: ChainHead;
+  cache?: Cache;
   events?: EngineEvents;
 }): NodeClient {
-  const { pool, head, events } = options;
+  const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<PoolCallResult>();
 
   function resolve(ref: unknown): Resolved {
@@ -117,11 +119,18 @@ export function createNodeEngine(options: {
       const prepared = prepare(method, params);
       // Canonical: normalized params (lower-case hex, tags resolved) and the method.
       const key = `${method}\u0000${toJson(prepared.params)}`;
-      const { promise, shared } = coalescer.run(key, () =>
-        method === "eth_sendRawTransaction"
-          ? sendRawTransaction(prepared.params)
-          : pool.call(method, prepared.params, { minBlock: prepared.minBlock }),
-      );
+      const policy = METHOD_POLICY[method];
+      const cached = cache && policy && cache.cacheable(policy, prepared.params);
+      if (cached) {
+        const hit = cache.lookup(key, policy);
+        if (hit) return { raw: hit.body, source: hit.tier };
+      }
+      const { promise, shared } = coalescer.run(key, async () => {
+        if (method === "eth_sendRawTransaction") return sendRawTransaction(prepared.params);
+        const result = await pool.call(method, prepared.params, { minBlock: prepared.minBlock });
+        if (cached) cache.store(key, policy, prepared.params, result.raw);
+        return result;
+      });
       if (shared) events?.coalesced?.(method);
       const result = await promise;
       return {

@@ -1,0 +1,151 @@
+/**
+ * The cache by finality (DESIGN.md §5), in front of the upstream pool:
+ *  - final answers (static ones; about blocks at or below the last final block) go to memory and disk, for
+ *    ever;
+ *  - answers about unfinalized blocks stay in memory for about one block time, tied to the block they are
+ *    about (its number and hash): an entry whose block is no longer the canonical one at its height is a
+ *    miss, and a reorg drops every entry at or above the fork;
+ *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
+ * A hit is the answer's bytes as stored, spliced into the response without parsing.
+ */
+import type { ChainHead } from "../chain/head";
+import { type RawJson, rawText } from "../json";
+import type { DiskTier } from "./disk";
+import type { CacheEntry, MemoryTier } from "./memory";
+import { blockHashOfResult, blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
+
+/** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
+const BYTES_FROM_LENGTH = 16 * 1024;
+
+export type CacheTier = "memory" | "disk";
+
+export interface CacheEvents {
+  lookup?(tier: CacheTier, hit: boolean): void;
+  stored?(tier: CacheTier): void;
+}
+
+export interface Cache {
+  /** Whether an answer to these params could ever be kept (else lookups are skipped). */
+  cacheable(policy: MethodPolicy, params: unknown[]): boolean;
+  lookup(key: string, policy: MethodPolicy): { body: RawJson; tier: CacheTier } | undefined;
+  store(key: string, policy: MethodPolicy, params: unknown[], raw: string): void;
+}
+
+const encoder = new TextEncoder();
+
+function asStored(raw: string): RawJson {
+  return raw.length > BYTES_FROM_LENGTH ? encoder.encode(raw) : raw;
+}
+
+export function createCache(options: {
+  head: ChainHead;
+  memory: MemoryTier;
+  disk?: DiskTier;
+  /** How long answers about the head (block number, gas price) are kept. */
+  headTtlMs: number;
+  /** How long answers about unfinalized blocks are kept (about one block time). */
+  unfinalizedTtlMs: number;
+  events?: CacheEvents;
+}): Cache {
+  const { head, memory, disk, events } = options;
+
+  head.onReorg((from) => memory.dropFrom(from));
+
+  function valid(entry: CacheEntry): boolean {
+    return (
+      entry.final || (entry.dep !== undefined && head.canonicalHash(entry.dep.number) === entry.dep.hash)
+    );
+  }
+
+  function keepFinal(key: string, raw: string) {
+    const body = asStored(raw);
+    memory.set(key, { body, final: true });
+    events?.stored?.("memory");
+    if (disk) {
+      disk.set(key, typeof body === "string" ? encoder.encode(body) : body);
+      events?.stored?.("disk");
+    }
+  }
+
+  function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }) {
+    memory.set(key, { body: asStored(raw), final: false, dep }, options.unfinalizedTtlMs);
+    events?.stored?.("memory");
+  }
+
+  /** The block an answer is about, final or tied to its canonical hash; undefined: do not keep it. */
+  function placeBlock(number: bigint, hash: string | undefined, raw: string, key: string) {
+    const final = head.finalized();
+    if (final !== undefined && number <= final) return keepFinal(key, raw);
+    const canonical = head.canonicalHash(number);
+    // Unknown height (ahead of the head seen) or a block that is not the canonical one: not kept.
+    if (canonical === undefined || (hash !== undefined && hash !== canonical)) return;
+    keepWhileCanonical(key, raw, { number, hash: canonical });
+  }
+
+  return {
+    cacheable(policy, params) {
+      switch (policy.cache) {
+        case "static":
+        case "head":
+        case "result":
+          return true;
+        case "block":
+          return blockOfParams(policy, params) !== undefined;
+        default:
+          return false;
+      }
+    },
+
+    lookup(key, policy) {
+      const entry = memory.get(key);
+      if (entry) {
+        if (valid(entry)) {
+          events?.lookup?.("memory", true);
+          return { body: entry.body, tier: "memory" };
+        }
+        memory.delete(key);
+      }
+      events?.lookup?.("memory", false);
+      if (!disk || policy.cache === "head") return undefined;
+      const bytes = disk.get(key);
+      events?.lookup?.("disk", bytes !== undefined);
+      if (!bytes) return undefined;
+      const body = bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes);
+      memory.set(key, { body, final: true });
+      return { body, tier: "disk" };
+    },
+
+    store(key, policy, params, raw) {
+      if (raw === "null") return;
+      switch (policy.cache) {
+        case "static":
+          return keepFinal(key, raw);
+        case "head":
+          memory.set(key, { body: raw, final: true }, options.headTtlMs);
+          return;
+        case "block": {
+          const number = blockOfParams(policy, params);
+          if (number === undefined) return;
+          const hash = policy.blockHashIn ? blockHashOfResult(raw, policy.blockHashIn) : undefined;
+          return placeBlock(number, hash, raw, key);
+        }
+        case "result": {
+          if (policy.names) {
+            // A transaction not yet in a block has a null block hash: nothing to tie it to.
+            const block = blockOfResult(raw, policy.names);
+            if (block) placeBlock(block.number, block.hash, raw, key);
+            return;
+          }
+          // Answers that do not name their block (counts by block hash): cached while the hash is one of
+          // the blocks the follower knows.
+          const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
+          const number = head.numberOf(hash);
+          if (number !== undefined) placeBlock(number, hash, raw, key);
+          return;
+        }
+        default:
+          return;
+      }
+    },
+  };
+}

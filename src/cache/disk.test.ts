@@ -1,0 +1,86 @@
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { open } from "lmdb";
+import { Packr } from "msgpackr";
+import { createLogger } from "../log";
+import { createDiskTier, type DiskTier } from "./disk";
+
+const log = createLogger({ level: "silent" });
+const dirs: string[] = [];
+const tiers: DiskTier[] = [];
+afterEach(async () => {
+  for (const t of tiers.splice(0)) await t.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tier(maxBytes: number, dir = mkdtempSync(join(tmpdir(), "cg-disk-"))) {
+  dirs.push(dir);
+  let evicted = 0;
+  let bad = 0;
+  const t = createDiskTier({
+    dir,
+    maxBytes,
+    log,
+    onEvict: (n) => {
+      evicted += n;
+    },
+    onBadRecord: () => {
+      bad++;
+    },
+  });
+  tiers.push(t);
+  return { t, dir, evicted: () => evicted, bad: () => bad };
+}
+const body = (i: number, size: number) => new TextEncoder().encode(`"${String(i).padStart(size - 2, "x")}"`);
+
+test("what is written is read back, byte for byte, under its full key", async () => {
+  const { t } = tier(64 * 1024 * 1024);
+  t.set('eth_getBlockByNumber\u0000["0x1",true]', body(1, 5000));
+  await t.flush();
+  expect(t.get('eth_getBlockByNumber\u0000["0x1",true]')).toEqual(body(1, 5000));
+  expect(t.get('eth_getBlockByNumber\u0000["0x2",true]')).toBeUndefined();
+});
+
+test("writing three times the budget keeps the data file within it; the newest survive", async () => {
+  const budget = 32 * 1024 * 1024;
+  const { t, dir, evicted } = tier(budget);
+  const size = 64 * 1024;
+  const count = Math.ceil((3 * budget) / size);
+  for (let i = 0; i < count; i++) {
+    t.set(`k${i}`, body(i, size));
+    if (i % 32 === 31) await t.flush();
+  }
+  await t.flush();
+  expect(statSync(join(dir, "data.mdb")).size).toBeLessThanOrEqual(budget);
+  expect(t.usage().usedBytes).toBeLessThanOrEqual(budget);
+  expect(evicted()).toBeGreaterThan(count / 2);
+  expect(t.get(`k${count - 1}`)).toEqual(body(count - 1, size));
+  expect(t.get("k0")).toBeUndefined();
+});
+
+test("a record that does not verify is a miss and is dropped", async () => {
+  const { t, dir, bad } = tier(64 * 1024 * 1024);
+  t.set("good", body(1, 100));
+  t.set("tampered", body(2, 100));
+  await t.flush();
+  await t.close();
+  tiers.pop();
+  // Flip a byte of one record's body behind the tier's back.
+  const env = open({ path: dir, maxDbs: 4 });
+  const records = env.openDB({ name: "records", encoding: "binary" });
+  const packr = new Packr({ useRecords: false });
+  for (const { key, value } of records.getRange()) {
+    const record = packr.unpack(value as Buffer);
+    if (record.k !== "tampered") continue;
+    record.b[10] ^= 1;
+    await records.put(key, packr.pack(record));
+  }
+  await env.close();
+  const again = tier(64 * 1024 * 1024, dir);
+  dirs.pop();
+  expect(again.t.get("tampered")).toBeUndefined();
+  expect(again.bad()).toBe(1);
+  expect(again.t.get("good")).toEqual(body(1, 100));
+  expect(bad()).toBe(0);
+});

@@ -1,0 +1,194 @@
+/**
+ * The disk tier: final answers only, in LMDB (chosen by bench/diskStores.ts; figures in the README), as
+ * msgpack records. LMDB's copy-on-write transactions make a crash (kill -9) lose at most the writes not
+ * yet committed, never tear one, and let several processes share one directory. Each record carries its
+ * full key and a CRC32 of its body: a record that does not verify is a miss and is dropped.
+ *
+ * The tier is bounded in bytes: an order index (by write time) names the oldest records, which are
+ * evicted when the pages in use pass a high-water mark. A record read long after it was written is moved
+ * to the back of the order, so eviction approximates least-recently-used without a write per read.
+ */
+import { mkdirSync } from "node:fs";
+import { type Database, open, type RootDatabase } from "lmdb";
+import { Packr } from "msgpackr";
+import type { Logger } from "../log";
+
+/**
+ * Eviction starts above the high-water mark and stops below the low one (fractions of the budget). LMDB
+ * reuses a freed page only once no snapshot can see it, so the data file runs a few MB ahead of the pages
+ * in use; the margin keeps it within budgets of 32 MB and up (bench: 0.82-0.89 of the budget after
+ * writing three times it).
+ */
+const HIGH_WATER = 0.75;
+const LOW_WATER = 0.6;
+/** Pages in use are read from LMDB every this many writes (a write adds at most its record). */
+const CHECK_EVERY_WRITES = 16;
+/** A record read this long after its write moves to the back of the eviction order. */
+const TOUCH_AFTER_MS = 60 * 60 * 1000;
+const RECORD_VERSION = 1;
+
+interface DiskRecord {
+  v: number;
+  /** The full cache key (the LMDB key is its digest). */
+  k: string;
+  b: Uint8Array;
+  c: number;
+  /** Its key in the order index. */
+  o: [number, number, number];
+}
+
+export interface DiskTier {
+  get(key: string): Uint8Array | undefined;
+  set(key: string, body: Uint8Array): void;
+  /** Bytes of pages in use, and the data file's size. */
+  usage(): { usedBytes: number; fileBytes: number; entries: number };
+  /** Waits for pending writes to commit. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createDiskTier(options: {
+  dir: string;
+  maxBytes: number;
+  log: Logger;
+  onEvict?: (count: number) => void;
+  onBadRecord?: () => void;
+}): DiskTier {
+  const { dir, maxBytes, log } = options;
+  mkdirSync(dir, { recursive: true });
+  const env: RootDatabase = open({ path: dir, maxDbs: 4, mapSize: Math.max(64 * 1024 * 1024, maxBytes * 2) });
+  const records: Database<Buffer, string> = env.openDB({ name: "records", encoding: "binary" });
+  const order: Database<{ k: string; s: number }, [number, number, number]> = env.openDB({
+    name: "order",
+    encoding: "msgpack",
+  });
+  const packr = new Packr({ useRecords: false });
+  let sequence = 0;
+  let writesSinceCheck = 0;
+  let pendingBytes = 0;
+  let evicting = false;
+
+  const digest = (key: string) => new Bun.CryptoHasher("sha1").update(key).digest("hex");
+  const orderKey = (): [number, number, number] => [Date.now(), process.pid, sequence++];
+
+  function pagesInUse(): number {
+    let pages = 0;
+    for (const db of [records, order]) {
+      const s = db.getStats() as {
+        treeBranchPageCount: number;
+        treeLeafPageCount: number;
+        overflowPages: number;
+      };
+      pages += s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
+    }
+    return pages;
+  }
+
+  function usage() {
+    const stats = env.getStats() as { pageSize: number; lastPageNumber: number };
+    return {
+      usedBytes: pagesInUse() * stats.pageSize,
+      fileBytes: (stats.lastPageNumber + 1) * stats.pageSize,
+      entries: (records.getStats() as { entryCount: number }).entryCount,
+    };
+  }
+
+  async function evict(): Promise<void> {
+    if (evicting) return;
+    evicting = true;
+    try {
+      const { usedBytes } = usage();
+      let excess = usedBytes + pendingBytes - LOW_WATER * maxBytes;
+      if (usedBytes + pendingBytes < HIGH_WATER * maxBytes) return;
+      let count = 0;
+      await env.transaction(() => {
+        for (const { key, value } of order.getRange({ snapshot: false })) {
+          if (excess <= 0) break;
+          order.remove(key);
+          const raw = records.getBinaryFast(value.k);
+          // A record touched since has a newer order key: only its stale order entry goes.
+          if (raw) {
+            const record = packr.unpack(raw) as DiskRecord;
+            const [a, b, c] = record.o;
+            if (a === key[0] && b === key[1] && c === key[2]) {
+              records.remove(value.k);
+              count++;
+            }
+          }
+          excess -= value.s;
+        }
+      });
+      if (count > 0) options.onEvict?.(count);
+    } catch (error) {
+      log.warn("disk cache eviction failed", { error });
+    } finally {
+      evicting = false;
+    }
+  }
+
+  return {
+    get(key) {
+      const dk = digest(key);
+      let record: DiskRecord;
+      try {
+        const raw = records.getBinaryFast(dk);
+        if (!raw) return undefined;
+        record = packr.unpack(raw) as DiskRecord;
+      } catch {
+        options.onBadRecord?.();
+        void records.remove(dk);
+        return undefined;
+      }
+      if (record.v !== RECORD_VERSION || record.k !== key || Bun.hash.crc32(record.b) !== record.c) {
+        options.onBadRecord?.();
+        void records.remove(dk);
+        return undefined;
+      }
+      // getBinaryFast's buffer is reused by the next read: keep a copy.
+      const body = new Uint8Array(record.b);
+      if (Date.now() - record.o[0] > TOUCH_AFTER_MS) {
+        const o = orderKey();
+        const size = body.length + key.length;
+        void env.transaction(() => {
+          order.put(o, { k: dk, s: size });
+          records.put(dk, packr.pack({ ...record, b: body, o }));
+        });
+      }
+      return body;
+    },
+    set(key, body) {
+      const dk = digest(key);
+      const o = orderKey();
+      const packed = packr.pack({
+        v: RECORD_VERSION,
+        k: key,
+        b: body,
+        c: Bun.hash.crc32(body),
+        o,
+      } satisfies DiskRecord);
+      pendingBytes += packed.length;
+      void env
+        .transaction(() => {
+          records.put(dk, packed);
+          order.put(o, { k: dk, s: packed.length });
+        })
+        .finally(() => {
+          pendingBytes -= packed.length;
+        });
+      if (++writesSinceCheck >= CHECK_EVERY_WRITES || pendingBytes > maxBytes * (1 - HIGH_WATER)) {
+        writesSinceCheck = 0;
+        void evict();
+      }
+    },
+    usage,
+    async flush() {
+      await records.flushed;
+      await evict();
+      await records.flushed;
+    },
+    async close() {
+      await records.flushed;
+      await env.close();
+    },
+  };
+}

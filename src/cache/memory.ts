@@ -1,0 +1,56 @@
+/**
+ * The memory tier: lru-cache bounded in bytes, holding each answer's serialized bytes (a string for small
+ * answers, bytes for large ones, whichever splices into a response faster).
+ */
+import { LRUCache } from "lru-cache";
+
+/** Bookkeeping per entry beyond its body and key: the entry object, its LRU node, the map slot. */
+const ENTRY_OVERHEAD_BYTES = 160;
+
+export interface CacheEntry {
+  body: string | Uint8Array;
+  /** Final: true forever. Else valid while `dep` is the canonical block at its height. */
+  final: boolean;
+  dep?: { number: bigint; hash: string };
+}
+
+export interface MemoryTier {
+  get(key: string): CacheEntry | undefined;
+  set(key: string, entry: CacheEntry, ttlMs?: number): void;
+  delete(key: string): void;
+  /** Drops the entries about unfinalized blocks at or above a height (a reorg). */
+  dropFrom(height: bigint): number;
+  readonly bytes: number;
+  readonly entries: number;
+}
+
+export function createMemoryTier(options: { maxBytes: number; onEvict?: () => void }): MemoryTier {
+  const lru = new LRUCache<string, CacheEntry>({
+    maxSize: options.maxBytes,
+    sizeCalculation: (entry, key) => entry.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+    // An entry larger than the whole budget is not kept at all.
+    maxEntrySize: options.maxBytes,
+    dispose: (_value, _key, reason) => {
+      if (reason === "evict") options.onEvict?.();
+    },
+  });
+  return {
+    get: (key) => lru.get(key),
+    set: (key, entry, ttlMs) => void lru.set(key, entry, ttlMs ? { ttl: ttlMs } : undefined),
+    delete: (key) => void lru.delete(key),
+    dropFrom(height) {
+      const doomed: string[] = [];
+      for (const [key, entry] of lru.entries()) {
+        if (!entry.final && entry.dep && entry.dep.number >= height) doomed.push(key);
+      }
+      for (const key of doomed) lru.delete(key);
+      return doomed.length;
+    },
+    get bytes() {
+      return lru.calculatedSize;
+    },
+    get entries() {
+      return lru.size;
+    },
+  };
+}
