@@ -25,6 +25,8 @@ test("defaults let a first run work on one machine", () => {
     rateLimits: [],
     maxBodyBytes: 5 * 1024 * 1024,
     maxBatchLength: 1_000,
+    streamMaxBlocks: 10_000,
+    streamPrefetch: 16,
     logLevel: "info",
   });
 });

@@ -196,6 +196,18 @@ const VARS = {
     expected: "an integer from 1 to 100000",
     fallback: 1_000,
   }),
+  STREAM_MAX_BLOCKS: v({
+    schema: T.Integer({ minimum: 1, maximum: 10_000_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 10000000",
+    fallback: 10_000,
+  }),
+  STREAM_PREFETCH: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 1000",
+    fallback: 16,
+  }),
   LOG_LEVEL: v({
     schema: T.Union(LOG_LEVELS.map((l) => T.Literal(l))),
     parse: (s) => s.toLowerCase(),
@@ -234,6 +246,10 @@ export interface Config {
   rateLimits: { key: string; rate: Rate }[];
   maxBodyBytes: number;
   maxBatchLength: number;
+  /** The most blocks one stream request may name. */
+  streamMaxBlocks: number;
+  /** Blocks a stream fetches ahead of its reader. */
+  streamPrefetch: number;
   logLevel: LogLevel;
 }
 
@@ -282,6 +298,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimits: read(env, "RATE_LIMITS") ?? [],
     maxBodyBytes: read(env, "MAX_BODY_BYTES")!,
     maxBatchLength: read(env, "MAX_BATCH_LENGTH")!,
+    streamMaxBlocks: read(env, "STREAM_MAX_BLOCKS")!,
+    streamPrefetch: read(env, "STREAM_PREFETCH")!,
     logLevel: read(env, "LOG_LEVEL") as LogLevel,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { arrayElements, objectMembers, parseJson, rfc3339, skipValue, toJson } from "./json";
+import { arrayElements, checkJson, objectMembers, parseJson, rfc3339, skipValue, toJson } from "./json";
 
 describe("exact integers", () => {
   test("integers beyond 2^53 parse to bigint and write back digit for digit", () => {
@@ -63,5 +63,66 @@ describe("raw scanner", () => {
   test("throws on truncated input rather than running on", () => {
     expect(() => objectMembers('{"a":"unterminated', 0)).toThrow(SyntaxError);
     expect(() => skipValue('{"a":[1,2', 0)).toThrow(SyntaxError);
+  });
+});
+
+describe("checkJson refuses exactly what JSON.parse refuses", () => {
+  const samples = [
+    '{"jsonrpc":"2.0","id":1,"result":{"hash":"0xab","n":[1,-2.5e3,true,false,null],"s":"a\\"b\\\\c\\u00e9\\n"}}',
+    '[{"id":1,"result":"0x1"},{"id":2,"error":{"code":-32000,"message":"x","data":{"k":[]}}}]',
+    ' { "a" : [ 1 , 2 ] } ',
+    "0",
+    '"x"',
+  ];
+  const mutations = [
+    "",
+    "}",
+    "]",
+    '"',
+    ",",
+    ":",
+    "\\",
+    "\u0001",
+    "\n",
+    "tru",
+    "01",
+    "-",
+    "1.",
+    "e5",
+    " ",
+    "\\u12",
+    "\\x",
+  ];
+  // A fixed-seed generator: the cases are the same on every run.
+  let seed = 12345;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  test("on 5,000 mutated samples", () => {
+    let refused = 0;
+    for (let i = 0; i < 5000; i++) {
+      const base = samples[random(samples.length)]!;
+      const at = random(base.length + 1);
+      const cut = random(3);
+      const text = base.slice(0, at) + mutations[random(mutations.length)] + base.slice(at + cut);
+      let parses = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        parses = false;
+      }
+      let checks = true;
+      try {
+        checkJson(text);
+      } catch (error) {
+        expect(error).toBeInstanceOf(SyntaxError);
+        checks = false;
+      }
+      if (checks !== parses)
+        throw new Error(`checkJson ${checks ? "accepts" : "refuses"} ${JSON.stringify(text)}`);
+      if (!parses) refused++;
+    }
+    expect(refused).toBeGreaterThan(1000);
   });
 });

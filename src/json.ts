@@ -63,8 +63,9 @@ export function rfc3339(unixSeconds: number | bigint | Date): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Raw scanner. It assumes well-formed JSON (callers parse first, or produced the text themselves); on
-// malformed input it throws rather than loop.
+// Raw scanner: the spans of members and elements, found without building any value. It is strict (it
+// throws SyntaxError on anything JSON.parse would refuse: structure, tokens, escapes, control characters
+// in strings), so an upstream answer can be checked and sliced without being parsed.
 
 function isWhitespace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
@@ -75,47 +76,93 @@ export function skipWhitespace(text: string, i: number): number {
   return i;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point: JSON strings may not hold them.
+const CONTROL = /[\u0000-\u001f]/;
+const ESCAPE = /\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/g;
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 function skipString(text: string, start: number): number {
   let from = start + 1;
+  let escaped = false;
+  let end: number;
   for (;;) {
     const quote = text.indexOf('"', from);
     if (quote < 0) throw new SyntaxError("unterminated string");
     let backslashes = 0;
     for (let b = quote - 1; text.charCodeAt(b) === BACKSLASH; b--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
+    if (backslashes > 0) escaped = true;
+    if (backslashes % 2 === 0) {
+      end = quote;
+      break;
+    }
     from = quote + 1;
+  }
+  const body = text.slice(start + 1, end);
+  if (CONTROL.test(body)) throw new SyntaxError(`control character in string at ${start}`);
+  if ((escaped || body.includes("\\")) && body.replace(ESCAPE, "").includes("\\")) {
+    throw new SyntaxError(`bad escape in string at ${start}`);
+  }
+  return end + 1;
+}
+
+function checkToken(text: string, start: number, end: number): void {
+  const token = text.slice(start, end);
+  if (token === "true" || token === "false" || token === "null" || NUMBER.test(token)) return;
+  throw new SyntaxError(`unexpected token at ${start}`);
+}
+
+/** Index just past the value at `start`, checked strictly (see skipValue) including all it contains. */
+function skipContainer(text: string, start: number): number {
+  return text.charCodeAt(start) === LBRACE ? endOfObject(text, start) : endOfArray(text, start);
+}
+
+function endOfObject(text: string, start: number): number {
+  let i = skipWhitespace(text, start + 1);
+  if (text.charCodeAt(i) === RBRACE) return i + 1;
+  for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) throw new SyntaxError(`expected a key at ${i}`);
+    i = skipWhitespace(text, skipString(text, i));
+    if (text.charCodeAt(i) !== COLON) throw new SyntaxError(`expected a colon at ${i}`);
+    i = skipWhitespace(text, skipValue(text, skipWhitespace(text, i + 1)));
+    const c = text.charCodeAt(i);
+    if (c === RBRACE) return i + 1;
+    if (c !== COMMA) throw new SyntaxError(`expected a comma at ${i}`);
+    i = skipWhitespace(text, i + 1);
   }
 }
 
-/** Index just past the JSON value that starts at `start` (no leading whitespace). */
+function endOfArray(text: string, start: number): number {
+  let i = skipWhitespace(text, start + 1);
+  if (text.charCodeAt(i) === RBRACKET) return i + 1;
+  for (;;) {
+    i = skipWhitespace(text, skipValue(text, i));
+    const c = text.charCodeAt(i);
+    if (c === RBRACKET) return i + 1;
+    if (c !== COMMA) throw new SyntaxError(`expected a comma at ${i}`);
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+/** Index just past the JSON value that starts at `start` (no leading whitespace); throws if malformed. */
 export function skipValue(text: string, start: number): number {
+  if (start >= text.length) throw new SyntaxError("unexpected end of input");
   const c = text.charCodeAt(start);
   if (c === QUOTE) return skipString(text, start);
-  if (c === LBRACE || c === LBRACKET) {
-    let depth = 0;
-    for (let i = start; i < text.length; ) {
-      const d = text.charCodeAt(i);
-      if (d === QUOTE) {
-        i = skipString(text, i);
-        continue;
-      }
-      if (d === LBRACE || d === LBRACKET) depth++;
-      else if (d === RBRACE || d === RBRACKET) {
-        depth--;
-        if (depth === 0) return i + 1;
-      }
-      i++;
-    }
-    throw new SyntaxError("unterminated container");
-  }
+  if (c === LBRACE || c === LBRACKET) return skipContainer(text, start);
   let i = start;
   while (i < text.length) {
     const d = text.charCodeAt(i);
-    if (d === COMMA || d === RBRACE || d === RBRACKET || isWhitespace(d)) break;
+    if (d === COMMA || d === RBRACE || d === RBRACKET || d === COLON || isWhitespace(d)) break;
     i++;
   }
-  if (i === start) throw new SyntaxError(`unexpected character at ${start}`);
+  checkToken(text, start, i);
   return i;
+}
+
+/** Throws SyntaxError unless `text` is exactly one JSON value (with optional surrounding whitespace). */
+export function checkJson(text: string): void {
+  const end = skipWhitespace(text, skipValue(text, skipWhitespace(text, 0)));
+  if (end !== text.length) throw new SyntaxError(`unexpected data after the value at ${end}`);
 }
 
 export interface Span {
@@ -125,12 +172,18 @@ export interface Span {
 
 /** The raw value span of each member of the object that starts at `start`. */
 export function objectMembers(text: string, start: number): Map<string, Span> {
+  return objectMembersAt(text, start).members;
+}
+
+/** The members of the object at `start`, and the index just past it. */
+export function objectMembersAt(text: string, start: number): { members: Map<string, Span>; end: number } {
   const members = new Map<string, Span>();
   let i = skipWhitespace(text, start);
   if (text.charCodeAt(i) !== LBRACE) throw new SyntaxError("expected an object");
   i = skipWhitespace(text, i + 1);
-  if (text.charCodeAt(i) === RBRACE) return members;
+  if (text.charCodeAt(i) === RBRACE) return { members, end: i + 1 };
   for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) throw new SyntaxError(`expected a key at ${i}`);
     const keyEnd = skipString(text, i);
     const rawKey = text.slice(i + 1, keyEnd - 1);
     const key = rawKey.includes("\\") ? (JSON.parse(text.slice(i, keyEnd)) as string) : rawKey;
@@ -141,7 +194,7 @@ export function objectMembers(text: string, start: number): Map<string, Span> {
     members.set(key, { start: valueStart, end: valueEnd });
     i = skipWhitespace(text, valueEnd);
     const c = text.charCodeAt(i);
-    if (c === RBRACE) return members;
+    if (c === RBRACE) return { members, end: i + 1 };
     if (c !== COMMA) throw new SyntaxError("expected a comma");
     i = skipWhitespace(text, i + 1);
   }

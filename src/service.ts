@@ -217,8 +217,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       health,
       watchFilterRoutes: watchFilterRouteSpecs(),
       metrics,
+      head,
       log,
       maxBodyBytes: config.maxBodyBytes,
+      stream: { maxBlocks: config.streamMaxBlocks, prefetch: config.streamPrefetch },
     });
     app.listen({ hostname: config.host, port: config.port });
     cleanups.push(async () => {

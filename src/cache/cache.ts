@@ -28,7 +28,8 @@ export interface Cache {
   /** Whether an answer to these params could ever be kept (else lookups are skipped). */
   cacheable(policy: MethodPolicy, params: unknown[]): boolean;
   lookup(key: string, policy: MethodPolicy): { body: RawJson; tier: CacheTier } | undefined;
-  store(key: string, policy: MethodPolicy, params: unknown[], raw: string): void;
+  /** Keeps an answer as its policy allows; returns the form it is kept in (bytes when large). */
+  store(key: string, policy: MethodPolicy, params: unknown[], raw: string): RawJson | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -57,7 +58,7 @@ export function createCache(options: {
     );
   }
 
-  function keepFinal(key: string, raw: string) {
+  function keepFinal(key: string, raw: string): RawJson {
     const body = asStored(raw);
     memory.set(key, { body, final: true });
     events?.stored?.("memory");
@@ -65,21 +66,29 @@ export function createCache(options: {
       disk.set(key, typeof body === "string" ? encoder.encode(body) : body);
       events?.stored?.("disk");
     }
+    return body;
   }
 
-  function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }) {
-    memory.set(key, { body: asStored(raw), final: false, dep }, options.unfinalizedTtlMs);
+  function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }): RawJson {
+    const body = asStored(raw);
+    memory.set(key, { body, final: false, dep }, options.unfinalizedTtlMs);
     events?.stored?.("memory");
+    return body;
   }
 
-  /** The block an answer is about, final or tied to its canonical hash; undefined: do not keep it. */
-  function placeBlock(number: bigint, hash: string | undefined, raw: string, key: string) {
+  /** The block an answer is about, final or tied to its canonical hash; undefined: not kept. */
+  function placeBlock(
+    number: bigint,
+    hash: string | undefined,
+    raw: string,
+    key: string,
+  ): RawJson | undefined {
     const final = head.finalized();
     if (final !== undefined && number <= final) return keepFinal(key, raw);
     const canonical = head.canonicalHash(number);
     // Unknown height (ahead of the head seen) or a block that is not the canonical one: not kept.
-    if (canonical === undefined || (hash !== undefined && hash !== canonical)) return;
-    keepWhileCanonical(key, raw, { number, hash: canonical });
+    if (canonical === undefined || (hash !== undefined && hash !== canonical)) return undefined;
+    return keepWhileCanonical(key, raw, { number, hash: canonical });
   }
 
   return {
@@ -116,16 +125,18 @@ export function createCache(options: {
     },
 
     store(key, policy, params, raw) {
-      if (raw === "null") return;
+      if (raw === "null") return undefined;
       switch (policy.cache) {
         case "static":
           return keepFinal(key, raw);
-        case "head":
-          memory.set(key, { body: raw, final: true }, options.headTtlMs);
-          return;
+        case "head": {
+          const body = asStored(raw);
+          memory.set(key, { body, final: true }, options.headTtlMs);
+          return body;
+        }
         case "block": {
           const number = blockOfParams(policy, params);
-          if (number === undefined) return;
+          if (number === undefined) return undefined;
           const hash = policy.blockHashIn ? blockHashOfResult(raw, policy.blockHashIn) : undefined;
           return placeBlock(number, hash, raw, key);
         }
@@ -133,18 +144,16 @@ export function createCache(options: {
           if (policy.names) {
             // A transaction not yet in a block has a null block hash: nothing to tie it to.
             const block = blockOfResult(raw, policy.names);
-            if (block) placeBlock(block.number, block.hash, raw, key);
-            return;
+            return block ? placeBlock(block.number, block.hash, raw, key) : undefined;
           }
           // Answers that do not name their block (counts by block hash): cached while the hash is one of
           // the blocks the follower knows.
           const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
           const number = head.numberOf(hash);
-          if (number !== undefined) placeBlock(number, hash, raw, key);
-          return;
+          return number === undefined ? undefined : placeBlock(number, hash, raw, key);
         }
         default:
-          return;
+          return undefined;
       }
     },
   };

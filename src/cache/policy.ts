@@ -58,7 +58,9 @@ export const METHOD_POLICY: Readonly<Record<string, MethodPolicy>> = {
   eth_getCode: { block: at(1, true), cache: "block" },
   eth_getTransactionCount: { block: at(1, true), cache: "block" },
   eth_getStorageAt: { block: at(2, true), cache: "block" },
-  eth_feeHistory: { block: at(1), cache: "block" },
+  // Its last base fee is a prediction some nodes (anvil) recompute as the head moves, even for old ranges:
+  // kept only as long as answers about the head.
+  eth_feeHistory: { block: at(1), cache: "head" },
 
   eth_getBlockByHash: { cache: "result", names: { number: "number", hash: "hash" } },
   eth_getTransactionByBlockHashAndIndex: { cache: "result", names: TX_BLOCK },

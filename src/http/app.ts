@@ -1,5 +1,6 @@
 /** The Elysia app: one module per concern, and the mapping of framework-level errors to our bodies. */
 import { Elysia } from "elysia";
+import type { ChainHead } from "../chain/head";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { OperationTable } from "../operations/table";
@@ -10,6 +11,7 @@ import { createJsonRpcHandler } from "./jsonrpc";
 import { nodeRoutes } from "./node";
 import { json } from "./respond";
 import { type RouteSpec, specRoutes } from "./routes";
+import { STREAMS, streamRoutes } from "./stream";
 
 export function createApp(deps: {
   table: OperationTable;
@@ -17,10 +19,12 @@ export function createApp(deps: {
   health: Health;
   watchFilterRoutes: RouteSpec[];
   metrics: Metrics;
+  head: ChainHead;
   log: Logger;
   maxBodyBytes: number;
+  stream: { maxBlocks: number; prefetch: number };
 }) {
-  const { table, edge, health, watchFilterRoutes, metrics, log } = deps;
+  const { table, edge, health, watchFilterRoutes, metrics, head, log } = deps;
   const jsonRpc = createJsonRpcHandler({ table, log, metrics });
   // Bun's own limit answers an empty 413; ours (in the edge) answers a clear one, so Bun's sits above it.
   return new Elysia({ serve: { maxRequestBodySize: deps.maxBodyBytes * 2 + 1024 } })
@@ -39,7 +43,8 @@ export function createApp(deps: {
         headers: { "content-type": metrics.registry.contentType },
       });
     })
-    .use(docsRoutes(buildOpenApi(table, watchFilterRoutes, HealthReport)))
+    .use(docsRoutes(buildOpenApi(table, watchFilterRoutes, STREAMS, HealthReport)))
     .use(nodeRoutes({ table, edge, jsonRpc, metrics, log }))
+    .use(streamRoutes({ table, edge, head, ...deps.stream, log }))
     .use(specRoutes({ name: "watch-filters", routes: watchFilterRoutes, edge, log }));
 }

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { ErrorDetail, HTTPValidationError } from "../operations/schemas";
 import type { OperationTable } from "../operations/table";
 import type { RouteSpec } from "./routes";
+import { StreamBody, type StreamSpec } from "./stream";
 
 export const API_VERSION = "0.1.0";
 
@@ -55,7 +56,12 @@ const errorResponses = {
   "422": { description: "Validation Error", content: jsonContent(HTTPValidationError) },
 };
 
-export function buildOpenApi(table: OperationTable, routes: RouteSpec[], healthSchema: TSchema) {
+export function buildOpenApi(
+  table: OperationTable,
+  routes: RouteSpec[],
+  streams: StreamSpec[],
+  healthSchema: TSchema,
+) {
   const paths: Record<string, Record<string, unknown>> = {};
   const security = [{ api_key_query: [] }, { api_key_header: [] }];
 
@@ -158,6 +164,36 @@ export function buildOpenApi(table: OperationTable, routes: RouteSpec[], healthS
       security,
       ...(route.body ? { requestBody: { required: true, content: jsonContent(route.body) } } : {}),
       responses,
+    };
+  }
+
+  for (const stream of streams) {
+    const op = table.byMethod(stream.operation)!;
+    const line = T.Object(
+      {
+        number: T.Integer(),
+        [stream.member]: T.Optional(op.result),
+        error: T.Optional(T.Object({ code: T.Integer(), message: T.String() })),
+      },
+      { description: "one line per block, in order; an error line ends the stream" },
+    );
+    paths[stream.path] = {
+      post: {
+        tags: ["node"],
+        summary: stream.summary,
+        description:
+          "An extension for indexers. Lines come from the cache where present, else from the node, fetched a few blocks ahead of the reader (backpressure). Each block counts as one call against the rate limit.",
+        operationId: stream.path.slice(1).replace(/\//g, "_"),
+        security,
+        requestBody: { required: true, content: jsonContent(StreamBody) },
+        responses: {
+          "200": {
+            description: "NDJSON, one line per block",
+            content: { "application/x-ndjson": { schema: line } },
+          },
+          ...errorResponses,
+        },
+      },
     };
   }
 

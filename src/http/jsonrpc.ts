@@ -8,6 +8,7 @@ import {
   InvalidParamsError,
   InvalidRequestError,
   MethodNotFoundError,
+  NodeError,
   type RequestValidationError,
   type ServiceError,
   toServiceError,
@@ -130,7 +131,10 @@ export function createJsonRpcHandler(options: {
       const e = toServiceError(error);
       if (e instanceof InternalError) log.error("operation failed", { method: op.method, requestId, error });
       count(op.method, e);
-      return errorAnswer(jsonrpc, id, e);
+      // The node's own error is a node answer too: it was asked (and errors are never cached).
+      return e instanceof NodeError
+        ? { ...errorAnswer(jsonrpc, id, e), source: "miss" }
+        : errorAnswer(jsonrpc, id, e);
     }
   }
 

@@ -1,5 +1,11 @@
 /** The HTTP edge's answers: raw JSON bodies and the REST form of every error. */
-import { RateLimitedError, RequestValidationError, type ServiceError, type ValidationIssue } from "../errors";
+import {
+  NodeError,
+  RateLimitedError,
+  RequestValidationError,
+  type ServiceError,
+  type ValidationIssue,
+} from "../errors";
 import { parseJson, toJson } from "../json";
 
 export const JSON_CONTENT_TYPE = "application/json";
@@ -21,6 +27,7 @@ export function json(value: unknown, status = 200, headers?: Record<string, stri
 export function restError(error: ServiceError): Response {
   const headers: Record<string, string> = {};
   if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  if (error instanceof NodeError) headers["x-cache"] = "miss";
   return json({ detail: error.detail }, error.status, headers);
 }
 

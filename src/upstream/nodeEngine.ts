@@ -8,7 +8,7 @@ import { METHOD_POLICY } from "../cache/policy";
 import { quantity } from "../chain/blockRef";
 import type { ChainHead } from "../chain/head";
 import { NodeError } from "../errors";
-import { toJson } from "../json";
+import { type RawJson, toJson } from "../json";
 import type { NodeClient } from "../operations/node";
 import type { OperationResult } from "../operations/operation";
 import { createCoalescer } from "./coalescer";
@@ -35,7 +35,7 @@ export function createNodeEngine(options: {
   events?: EngineEvents;
 }): NodeClient {
   const { pool, head, cache, events } = options;
-  const coalescer = createCoalescer<PoolCallResult>();
+  const coalescer = createCoalescer<{ raw: RawJson; upstream: string }>();
 
   function resolve(ref: unknown): Resolved {
     if (typeof ref !== "string") return { value: ref };
@@ -128,8 +128,9 @@ export function createNodeEngine(options: {
       const { promise, shared } = coalescer.run(key, async () => {
         if (method === "eth_sendRawTransaction") return sendRawTransaction(prepared.params);
         const result = await pool.call(method, prepared.params, { minBlock: prepared.minBlock });
-        if (cached) cache.store(key, policy, prepared.params, result.raw);
-        return result;
+        // Answer in the form kept (bytes for a large answer): it splices without a copy.
+        const kept = cached ? cache.store(key, policy, prepared.params, result.raw) : undefined;
+        return kept === undefined ? result : { raw: kept, upstream: result.upstream };
       });
       if (shared) events?.coalesced?.(method);
       const result = await promise;

@@ -1,9 +1,10 @@
 /**
- * The JSON-RPC wire format toward nodes. Responses are parsed once to check them and read their ids; the
- * `result` of each is kept as the exact text the node sent.
+ * The JSON-RPC wire format toward nodes. An answer is read with the strict raw scanner: ids and errors
+ * (small) are parsed, results only checked and sliced, so a node's result is kept as the exact text it
+ * sent and a large one is never parsed.
  */
 import { NodeError, UpstreamUnavailableError } from "../errors";
-import { arrayElements, objectMembers, type Span, toJson } from "../json";
+import { objectMembersAt, type Span, skipWhitespace, toJson } from "../json";
 
 export type Outcome = { ok: true; raw: string } | { ok: false; error: NodeError };
 
@@ -13,43 +14,57 @@ export function encodeRequest(id: number, method: string, params: unknown[]): st
 
 export class UpstreamProtocolError extends UpstreamUnavailableError {}
 
-function outcomeOf(text: string, span: Span, parsed: any): Outcome {
-  const members = objectMembers(text, span.start);
+const slice = (text: string, span: Span) => text.slice(span.start, span.end);
+
+function outcomeOf(text: string, members: Map<string, Span>): Outcome {
   const error = members.get("error");
-  if (error && parsed.error !== null) {
-    const e = parsed.error;
-    if (typeof e !== "object" || typeof e.code !== "number" || typeof e.message !== "string") {
+  if (error && slice(text, error) !== "null") {
+    const raw = slice(text, error);
+    const e = JSON.parse(raw) as { code?: unknown; message?: unknown; data?: unknown };
+    if (typeof e !== "object" || e === null || typeof e.code !== "number" || typeof e.message !== "string") {
       throw new UpstreamProtocolError("upstream sent a malformed JSON-RPC error object");
     }
-    return { ok: false, error: new NodeError(e.code, e.message, e.data, text.slice(error.start, error.end)) };
+    return { ok: false, error: new NodeError(e.code, e.message, e.data, raw) };
   }
   const result = members.get("result");
   if (!result) throw new UpstreamProtocolError("upstream response has neither result nor error");
-  return { ok: true, raw: text.slice(result.start, result.end) };
+  return { ok: true, raw: slice(text, result) };
+}
+
+function idOf(text: string, members: Map<string, Span>): unknown {
+  const id = members.get("id");
+  return id ? JSON.parse(slice(text, id)) : undefined;
 }
 
 /** Outcomes by request id, from a single response or a batch. */
 export function decodeResponses(text: string): Map<unknown, Outcome> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamProtocolError("upstream sent invalid JSON");
-  }
   const outcomes = new Map<unknown, Outcome>();
-  if (Array.isArray(parsed)) {
-    const spans = arrayElements(text, 0);
-    for (let i = 0; i < parsed.length; i++) {
-      const element = parsed[i];
-      if (typeof element !== "object" || element === null) {
-        throw new UpstreamProtocolError("upstream batch response holds a non-object");
+  try {
+    let i = skipWhitespace(text, 0);
+    const first = text.charCodeAt(i);
+    if (first === 91) {
+      i = skipWhitespace(text, i + 1);
+      while (text.charCodeAt(i) !== 93) {
+        if (text.charCodeAt(i) !== 123)
+          throw new UpstreamProtocolError("upstream batch response holds a non-object");
+        const { members, end } = objectMembersAt(text, i);
+        outcomes.set(idOf(text, members), outcomeOf(text, members));
+        i = skipWhitespace(text, end);
+        if (text.charCodeAt(i) === 44) i = skipWhitespace(text, i + 1);
+        else if (text.charCodeAt(i) !== 93) throw new SyntaxError(`expected a comma at ${i}`);
       }
-      outcomes.set(element.id, outcomeOf(text, spans[i]!, element));
+      i++;
+    } else if (first === 123) {
+      const { members, end } = objectMembersAt(text, i);
+      outcomes.set(idOf(text, members), outcomeOf(text, members));
+      i = end;
+    } else {
+      throw new UpstreamProtocolError("upstream sent a JSON value that is not a JSON-RPC response");
     }
-  } else if (typeof parsed === "object" && parsed !== null) {
-    outcomes.set((parsed as any).id, outcomeOf(text, { start: 0, end: text.length }, parsed));
-  } else {
-    throw new UpstreamProtocolError("upstream sent a JSON value that is not a JSON-RPC response");
+    if (skipWhitespace(text, i) !== text.length) throw new SyntaxError("data after the response");
+  } catch (error) {
+    if (error instanceof UpstreamProtocolError) throw error;
+    throw new UpstreamProtocolError("upstream sent invalid JSON");
   }
   return outcomes;
 }

@@ -73,6 +73,34 @@ export async function waitForReceipt(url: string, hash: string, timeoutMs = 10_0
   }
 }
 
+/** Deploys a test contract from one of anvil's accounts; returns its address. */
+export async function deployContract(
+  url: string,
+  name: string,
+  args: unknown[] = [],
+  account = 0,
+): Promise<string> {
+  const artifact = (await compileContracts())[name]!;
+  const provider = new JsonRpcProvider(url, undefined, { staticNetwork: true, cacheTimeout: -1 });
+  try {
+    const wallet = anvilWallets(provider)[account]!;
+    const request = await new ContractFactory(artifact.abi, artifact.bytecode).getDeployTransaction(...args);
+    const { hash } = await wallet.sendTransaction({ ...request, gasLimit: 5_000_000 });
+    return ((await waitForReceipt(url, hash)).contractAddress as string).toLowerCase();
+  } finally {
+    provider.destroy();
+  }
+}
+
+/** Calldata for a test contract's function. */
+export async function calldata(name: string, fn: string, args: unknown[]): Promise<string> {
+  const artifact = (await compileContracts())[name]!;
+  return new Contract(
+    "0x0000000000000000000000000000000000000000",
+    artifact.abi,
+  ).interface.encodeFunctionData(fn, args);
+}
+
 export async function populateChain(url: string): Promise<ChainFixture> {
   const artifacts = await compileContracts();
   const provider = new JsonRpcProvider(url, undefined, {

@@ -10,18 +10,21 @@ import { onTeardown, postgresServer } from "./shared";
 export interface TestService {
   url: string;
   databaseUrl: string;
+  dataDir: string;
   stop(): Promise<void>;
 }
 
 export async function startTestService(options: {
   upstreamUrls: string[];
   env?: Record<string, string>;
+  /** Reuse a data directory (kept after stop) and database, as a restart would. */
+  dataDir?: string;
+  databaseUrl?: string;
   /** Receives every log line (default: stdout). */
   logWrite?: (line: string) => void;
-}) {
-  const pg = await postgresServer();
-  const databaseUrl = await pg.createDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), "cg-data-"));
+}): Promise<TestService> {
+  const databaseUrl = options.databaseUrl ?? (await (await postgresServer()).createDatabase());
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "cg-data-"));
   const config: Config = loadConfig({
     PORT: "0",
     UPSTREAM_URLS: options.upstreamUrls.join(","),
@@ -39,10 +42,89 @@ export async function startTestService(options: {
     if (stopped) return;
     stopped = true;
     await service.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
   onTeardown(stop);
-  return { url: service.url, databaseUrl, stop } satisfies TestService;
+  return { url: service.url, databaseUrl, dataDir, stop };
+}
+
+function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+export interface ServiceProcess {
+  url: string;
+  pid: number;
+  dataDir: string;
+  databaseUrl: string;
+  /** Resident memory of the process, from its /metrics. */
+  rss(): Promise<number>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The service as its own process (for memory measurements and kill -9), against real parts. */
+export async function startServiceProcess(options: {
+  upstreamUrls: string[];
+  env?: Record<string, string>;
+  dataDir?: string;
+  databaseUrl?: string;
+}): Promise<ServiceProcess> {
+  const databaseUrl = options.databaseUrl ?? (await (await postgresServer()).createDatabase());
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "cg-proc-"));
+  const port = freePort();
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      ...(process.env.SMOL ? ["--smol"] : []),
+      join(import.meta.dir, "..", "..", "src", "main.ts"),
+    ],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        UPSTREAM_URLS: options.upstreamUrls.join(","),
+        DATABASE_URL: databaseUrl,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
+        BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+        ...options.env,
+      },
+      stdout: "inherit",
+      stderr: "inherit",
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {}
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error("the service did not come up");
+    await Bun.sleep(100);
+  }
+  const kill = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await child.exited;
+  };
+  onTeardown(() => kill("SIGKILL"));
+  return {
+    url,
+    pid: child.pid,
+    dataDir,
+    databaseUrl,
+    async rss() {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^gateway_process_resident_memory_bytes (\d+)/m.exec(text)![1]);
+    },
+    kill,
+    stop: () => kill("SIGTERM"),
+  };
 }
 
 export interface Answer {

@@ -1,0 +1,180 @@
+/**
+ * The bulk streams: NDJSON, one line per block in order, each equal to the single call's answer; ranges
+ * checked; a slow reader does not make the server hold the range in memory.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { DevChain } from "../src/upstream/devChain";
+import { calldata, deployContract, populateChain, rpc } from "./support/chain";
+import { startProxy } from "./support/proxy";
+import { post, startServiceProcess, startTestService } from "./support/service";
+import { newAnvil } from "./support/shared";
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const MB = 1024 * 1024;
+
+/** The node's own `result` for a call, exactly as it sent it. */
+async function nodeRaw(url: string, method: string, params: unknown[]): Promise<string> {
+  const { text } = await post(url, { jsonrpc: "2.0", id: 1, method, params });
+  const prefix = '{"jsonrpc":"2.0","id":1,"result":';
+  if (!text.startsWith(prefix)) throw new Error(text.slice(0, 200));
+  return text.trimEnd().slice(prefix.length, -1);
+}
+
+async function inParallel<T>(count: number, width: number, work: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(count);
+  for (let i = 0; i < count; i += width) {
+    const part = await Promise.all(Array.from({ length: Math.min(width, count - i) }, (_, j) => work(i + j)));
+    part.forEach((v, j) => {
+      out[i + j] = v;
+    });
+  }
+  return out;
+}
+
+let anvil: DevChain;
+let service: string;
+
+beforeAll(async () => {
+  anvil = await newAnvil();
+  await populateChain(anvil.url);
+  await rpc(anvil.url)("anvil_mine", ["0x3e8"]);
+  service = (await startTestService({ upstreamUrls: [anvil.url], env: { STREAM_MAX_BLOCKS: "2000" } })).url;
+}, 60_000);
+
+describe("streams", () => {
+  test("1,000 blocks of receipts: each line equals ext_getBlockReceipts of its block", async () => {
+    const response = await fetch(`${service}/node/stream/ext_getBlockReceipts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ fromBlock: 0, toBlock: "0x3e7" }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/x-ndjson");
+    const lines = (await response.text()).split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines).toHaveLength(1000);
+    const expected = await inParallel(1000, 25, (n) => nodeRaw(anvil.url, "eth_getBlockReceipts", [hex(n)]));
+    for (let n = 0; n < 1000; n++) expect(lines[n]).toBe(`{"number":${n},"receipts":${expected[n]}}`);
+    // The same answers, one at a time, as the REST operation gives them.
+    const single = await post(`${service}/node/rest/ext_getBlockReceipts`, { number: 14 });
+    expect(JSON.stringify(single.json)).toBe(JSON.stringify(JSON.parse(lines[14]!).receipts));
+  }, 60_000);
+
+  test("traces, with tags for the bounds", async () => {
+    const response = await fetch(`${service}/node/stream/trace_block`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ fromBlock: "earliest", toBlock: "20" }),
+    });
+    const lines = (await response.text()).trimEnd().split("\n");
+    expect(lines).toHaveLength(21);
+    for (let n = 0; n <= 20; n++) {
+      expect(lines[n]).toBe(`{"number":${n},"traces":${await nodeRaw(anvil.url, "trace_block", [hex(n)])}}`);
+    }
+  });
+
+  test("ranges are checked", async () => {
+    const stream = (body: unknown) => post(`${service}/node/stream/ext_getBlockReceipts`, body);
+    expect((await stream({ fromBlock: 10, toBlock: 9 })).json).toEqual({
+      detail: [
+        { loc: ["body", "toBlock"], msg: "toBlock should be at or after fromBlock", type: "value_error" },
+      ],
+    });
+    expect((await stream({ fromBlock: 0, toBlock: 2000 })).json).toEqual({
+      detail: [
+        {
+          loc: ["body", "toBlock"],
+          msg: "the range holds 2001 blocks; at most 2000 (STREAM_MAX_BLOCKS) a request",
+          type: "value_error",
+        },
+      ],
+    });
+    expect((await stream({ fromBlock: "pending", toBlock: 1 })).json).toEqual({
+      detail: [
+        { loc: ["body", "fromBlock"], msg: "pending is not a block a range can name", type: "value_error" },
+      ],
+    });
+    const missing = await stream({ fromBlock: 1 });
+    expect(missing.status).toBe(422);
+    expect(missing.json.detail).toEqual([
+      { loc: ["body", "toBlock"], msg: "Field required", type: "missing" },
+    ]);
+  });
+
+  test("the OpenAPI document lists the streams", async () => {
+    const doc = (await (await fetch(`${service}/swagger/json`)).json()) as any;
+    for (const path of ["/node/stream/ext_getBlockReceipts", "/node/stream/trace_block"]) {
+      expect(Object.keys(doc.paths[path].post.responses["200"].content)).toEqual(["application/x-ndjson"]);
+    }
+  });
+});
+
+test("a reader that stops does not make the server fetch, or hold, the rest of a ~100 MB range", async () => {
+  const big = await newAnvil();
+  const blob = await deployContract(big.url, "Blob");
+  const call = rpc(big.url);
+  const [sender] = (await call("eth_accounts")) as string[];
+  const BLOCKS = 200;
+  const TXS = 4;
+  await call("evm_setAutomine", [false]);
+  const first = Number(await call("eth_blockNumber")) + 1;
+  for (let b = 0; b < BLOCKS; b++) {
+    const data = await Promise.all(
+      Array.from({ length: TXS }, (_, t) => calldata("Blob", "emitBlob", [b * TXS + t, 64 * 1024])),
+    );
+    await fetch(big.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([
+        ...data.map((d, t) => ({
+          jsonrpc: "2.0",
+          id: t,
+          method: "eth_sendTransaction",
+          params: [{ from: sender, to: blob, data: d, gas: "0x2dc6c0" }],
+        })),
+        { jsonrpc: "2.0", id: 99, method: "evm_mine", params: [] },
+      ]),
+    });
+  }
+  const last = first + BLOCKS - 1;
+  expect((await call("eth_getBlockReceipts", [hex(last)])).length).toBe(TXS);
+
+  // No cache, so whatever the server holds is buffering; four blocks fetched ahead of the reader.
+  const proxy = startProxy(big.url);
+  const server = await startServiceProcess({
+    upstreamUrls: [proxy.url],
+    env: { CACHE_MEMORY_MB: "0", STREAM_PREFETCH: "4" },
+  });
+  const base = await server.rss();
+  const response = await fetch(`${server.url}/node/stream/ext_getBlockReceipts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ fromBlock: first, toBlock: last }),
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  const read = async () => {
+    const { done, value } = await reader.read();
+    if (!done) {
+      bytes += value.length;
+      text += decoder.decode(value, { stream: true });
+    }
+    return done;
+  };
+  while (bytes < 5 * MB) await read();
+  // The reader stops. The server fetches a few blocks ahead (its prefetch, and what socket buffers take),
+  // never the rest of the range, and holds no more than that.
+  await Bun.sleep(2_000);
+  const fetched = proxy.callsOf("eth_getBlockReceipts").length;
+  const held = (await server.rss()) - base;
+  expect(fetched).toBeLessThan(BLOCKS / 2);
+  expect(held).toBeLessThan(48 * MB);
+  while (!(await read())) {}
+  const lines = text.trimEnd().split("\n");
+  expect(lines).toHaveLength(BLOCKS);
+  expect(bytes).toBeGreaterThan(90 * MB);
+  expect(JSON.parse(lines[BLOCKS - 1]!).number).toBe(last);
+  await server.stop();
+}, 300_000);
