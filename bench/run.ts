@@ -7,19 +7,27 @@
  * workload that reports upstream calls per client call. Figures are ratios within this run: the machine is
  * shared and noisy, so absolute numbers from different runs do not compare.
  *
- * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64).
+ * Then the disk tier: 10,000 distinct blocks of receipts (more than the memory tier holds) read through
+ * ext_getBlockReceipts and through the stream endpoint, beside the raw read speed of the store.
+ *
+ * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64),
+ * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider } from "ethers";
 import { startAnvil } from "../src/upstream/devChain";
-import { anvilWallets, rpc, waitForReceipt } from "../test/support/chain";
+import { anvilWallets, calldata, deployContract, rpc, waitForReceipt } from "../test/support/chain";
 import { ensureWrk, type WrkResult, wrk } from "./wrk";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const THREADS = 2;
+const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk").split(",");
+/** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
+const FINALITY_BLOCKS = 100;
 const WARMUP_S = 1;
 const ROOT = join(import.meta.dir, "..");
 
@@ -74,7 +82,7 @@ async function buildChain(url: string): Promise<{ small: number; large: number }
   return { small, large };
 }
 
-async function startService(upstream: string, dataDir: string) {
+async function startService(upstream: string, dataDir: string, env: Record<string, string> = {}) {
   const port = freePort();
   const child = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts")], {
     env: {
@@ -84,6 +92,7 @@ async function startService(upstream: string, dataDir: string) {
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
       BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+      ...env,
     },
     stdout: "inherit",
     stderr: "inherit",
@@ -99,12 +108,12 @@ async function startService(upstream: string, dataDir: string) {
   };
 }
 
-async function startRaw(body: string) {
+async function startRaw(body: string, mode: "static" | "read") {
   const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
   writeFileSync(join(dir, "body.json"), body);
   const port = freePort();
   const child = Bun.spawn(
-    [process.execPath, join(import.meta.dir, "rawServer.ts"), String(port), join(dir, "body.json")],
+    [process.execPath, join(import.meta.dir, "rawServer.ts"), String(port), join(dir, "body.json"), mode],
     {
       stdout: "ignore",
       stderr: "inherit",
@@ -149,21 +158,139 @@ const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const kb = (bytes: number) => `${fmt(bytes / 1024, 1)} KB`;
 
-async function main() {
-  ensureWrk();
+/** Streams a range and returns bytes and seconds. */
+async function streamRange(
+  url: string,
+  from: number,
+  to: number,
+): Promise<{ bytes: number; seconds: number; lines: number }> {
+  const started = performance.now();
+  const response = await fetch(`${url}/node/stream/ext_getBlockReceipts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ fromBlock: from, toBlock: to }),
+  });
+  let bytes = 0;
+  let lines = 0;
+  const reader = response.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+    for (const b of value) if (b === 10) lines++;
+  }
+  return { bytes, seconds: (performance.now() - started) / 1000, lines };
+}
+
+async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
+  const anvil = await startAnvil();
+  const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-disk-"));
+  let service: Awaited<ReturnType<typeof startService>> | undefined;
+  try {
+    const call = rpc(anvil.url);
+    const blob = await deployContract(anvil.url, "Blob");
+    const [sender] = (await call("eth_accounts")) as string[];
+    await call("evm_setAutomine", [false]);
+    const first = Number(await call("eth_blockNumber")) + 1;
+    const data = await Promise.all([0, 1].map((seed) => calldata("Blob", "emitBlob", [seed, 1024])));
+    const built = performance.now();
+    for (let b = 0; b < DISK_BLOCKS; b++) {
+      await fetch(anvil.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify([
+          ...data.map((d, t) => ({
+            jsonrpc: "2.0",
+            id: t,
+            method: "eth_sendTransaction",
+            params: [{ from: sender, to: blob, data: d, gas: "0x100000" }],
+          })),
+          { jsonrpc: "2.0", id: 9, method: "evm_mine", params: [] },
+        ]),
+      });
+    }
+    await call("evm_setAutomine", [true]);
+    await call("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
+    const last = first + DISK_BLOCKS - 1;
+    console.error(`built ${DISK_BLOCKS} blocks in ${((performance.now() - built) / 1000).toFixed(0)} s`);
+
+    // A memory tier far smaller than the range: most hits come from disk.
+    service = await startService(anvil.url, dataDir, {
+      CACHE_MEMORY_MB: "16",
+      CACHE_DISK_MB: "2048",
+      STREAM_PREFETCH: "32",
+    });
+    const cold = await streamRange(service.url, first, last);
+    const warm = await streamRange(service.url, first, last);
+    const bodies = Array.from({ length: DISK_BLOCKS }, (_, i) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: i,
+        method: "ext_getBlockReceipts",
+        params: [`0x${(first + i).toString(16)}`],
+      }),
+    );
+    const before = await (await fetch(`${service.url}/metrics`)).text();
+    const hits = await measure(`${service.url}/node/jsonrpc`, bodies);
+    const after = await (await fetch(`${service.url}/metrics`)).text();
+    const lookups = (tier: string, result: string, text: string) =>
+      sumMatching(text, "gateway_cache_lookups_total", `tier="${tier}",result="${result}"`);
+    const diskHits = lookups("disk", "hit", after) - lookups("disk", "hit", before);
+    const memoryHits = lookups("memory", "hit", after) - lookups("memory", "hit", before);
+    const health = (await (await fetch(`${service.url}/health`)).json()) as any;
+    const cacheDir = join(
+      dataDir,
+      "cache",
+      (await import("node:fs")).readdirSync(join(dataDir, "cache"))[0]!,
+    );
+    const raw = Bun.spawnSync([process.execPath, join(import.meta.dir, "storeRead.ts"), cacheDir]);
+    const store = JSON.parse(raw.stdout.toString()) as {
+      records: number;
+      bytes: number;
+      mbPerSecond: number;
+    };
+    const mbps = (bytes: number, seconds: number) => fmt(bytes / 1e6 / seconds, 1);
+    lines.push(
+      "",
+      `Disk tier: ${fmt(DISK_BLOCKS)} distinct final blocks of receipts (${kb(cold.bytes / DISK_BLOCKS)} a block, ${fmt(cold.bytes / 1e6, 1)} MB in all); memory tier 16 MB, so most hits come from disk (${fmt(health.cache.disk.entries)} records on disk):`,
+      "",
+      "| measurement | req/s | MB/s | p50 | p99 |",
+      "|---|---:|---:|---:|---:|",
+      `| ext_getBlockReceipts over JSON-RPC, ${fmt(DISK_BLOCKS)} blocks cycled (${fmt((100 * diskHits) / (diskHits + memoryHits), 0)}% disk hits) | ${fmt(hits.requestsPerSecond)} | ${fmt(hits.bytesPerSecond / 1e6, 1)} | ${fmt(hits.p50Ms, 2)} ms | ${fmt(hits.p99Ms, 2)} ms |`,
+      `| stream endpoint, whole range, from the cache | | ${mbps(warm.bytes, warm.seconds)} | | |`,
+      `| stream endpoint, whole range, first time (from the node) | | ${mbps(cold.bytes, cold.seconds)} | | |`,
+      `| raw store read (LMDB + msgpack + CRC, no HTTP): ${fmt(store.records)} records | | ${fmt(store.mbPerSecond, 1)} | | |`,
+    );
+    rows.push({ phase: "disk", blocks: DISK_BLOCKS, cold, warm, hits, diskHits, memoryHits, store });
+  } finally {
+    await service?.stop();
+    await anvil.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function sumMatching(text: string, name: string, labels: string): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) && line.includes(labels))
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
+
+async function engineAndCachePhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-"));
-  const rows: Record<string, unknown>[] = [];
-  const lines: string[] = [];
   let service: Awaited<ReturnType<typeof startService>> | undefined;
   try {
     const { small, large } = await buildChain(anvil.url);
+    await rpc(anvil.url)("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
     service = await startService(anvil.url, dataDir);
     lines.push(
       `wrk: ${THREADS} threads, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_S} s of warm-up; ${new Date().toISOString()}`,
       "",
-      "| answer | target | req/s | p50 | p99 | service/limit | service/node |",
-      "|---|---|---:|---:|---:|---:|---:|",
+      "| answer | target | req/s | p50 | p99 | service/limit | service/reading limit | service/node |",
+      "|---|---|---:|---:|---:|---:|---:|---:|",
     );
     for (const [name, number, full] of [
       ["small", small, false],
@@ -184,26 +311,30 @@ async function main() {
       if (JSON.stringify(JSON.parse(serviceBytes)) !== JSON.stringify(JSON.parse(nodeBytes))) {
         throw new Error(`the service's ${name} answer differs from the node's`);
       }
-      const raw = await startRaw(serviceBytes);
+      const raw = await startRaw(serviceBytes, "static");
       const limit = await measure(raw.url, [body]);
       await raw.stop();
+      const reading = await startRaw(serviceBytes, "read");
+      const readLimit = await measure(reading.url, [body]);
+      await reading.stop();
       const viaService = await measure(`${service.url}/node/jsonrpc`, [body]);
       const direct = await measure(anvil.url, [body]);
       const label = `${name} (${kb(serviceBytes.length)}, eth_getBlockByNumber ${full ? "150 full txs" : "20 tx hashes"})`;
       for (const [target, r] of [
-        ["limit: raw Bun.serve", limit],
-        ["service", viaService],
+        ["limit: raw Bun.serve, same bytes, request unread", limit],
+        ["reading limit: raw Bun.serve, same bytes, request read and parsed", readLimit],
+        ["service (cache hit)", viaService],
         ["node: anvil", direct],
       ] as const) {
         const ratios =
-          target === "service"
-            ? `| ${fmt(r.requestsPerSecond / limit.requestsPerSecond, 2)} | ${fmt(r.requestsPerSecond / direct.requestsPerSecond, 1)} |`
-            : "| | |";
+          target === "service (cache hit)"
+            ? `| ${fmt(r.requestsPerSecond / limit.requestsPerSecond, 2)} | ${fmt(r.requestsPerSecond / readLimit.requestsPerSecond, 2)} | ${fmt(r.requestsPerSecond / direct.requestsPerSecond, 1)} |`
+            : "| | | |";
         lines.push(
           `| ${label} | ${target} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} ms | ${fmt(r.p99Ms, 2)} ms ${ratios}`,
         );
         rows.push({ answer: name, bytes: serviceBytes.length, target, ...r });
-        if (r.errors > 0) lines.push(`|  | (${r.errors} errors or non-2xx answers) | | | | | |`);
+        if (r.errors > 0) lines.push(`|  | (${r.errors} errors or non-2xx answers) | | | | | | |`);
       }
     }
 
@@ -246,6 +377,14 @@ async function main() {
     await anvil.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function main() {
+  ensureWrk();
+  const rows: Record<string, unknown>[] = [];
+  const lines: string[] = [];
+  if (PHASES.includes("engine")) await engineAndCachePhase(lines, rows);
+  if (PHASES.includes("disk")) await diskPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -5,6 +5,8 @@ import { join } from "node:path";
 
 export interface WrkResult {
   requestsPerSecond: number;
+  /** Response bytes per second, as wrk counts them (headers included). */
+  bytesPerSecond: number;
   p50Ms: number;
   p99Ms: number;
   requests: number;
@@ -88,13 +90,16 @@ export async function wrk(options: {
     ]);
     if ((await child.exited) !== 0) throw new Error(`wrk failed: ${err || out}`);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+    const transfer = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
+    const unit = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[(transfer?.[2] ?? "B") as "B"];
+    const bytesPerSecond = Number(transfer?.[1] ?? 0) * unit;
     const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
     const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
     const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
     const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
     const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
-    return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, requests, errors };
+    return { requestsPerSecond: rps, bytesPerSecond, p50Ms: p50, p99Ms: p99, requests, errors };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -29,18 +29,18 @@ export function createMetrics() {
   const registers = [registry];
   return {
     registry,
-    requests: new Counter({
-      name: "gateway_requests_total",
-      help: "Operations answered, by operation, transport (rest, jsonrpc) and outcome",
-      labelNames: ["operation", "transport", "outcome"] as const,
-      registers,
-    }),
-    httpRequests: new Counter({
-      name: "gateway_http_requests_total",
-      help: "HTTP requests answered, by route and status",
-      labelNames: ["route", "status"] as const,
-      registers,
-    }),
+    requests: new FastCounter(
+      "gateway_requests_total",
+      "Operations answered, by operation, transport (rest, jsonrpc) and outcome",
+      ["operation", "transport", "outcome"] as const,
+      registry,
+    ),
+    httpRequests: new FastCounter(
+      "gateway_http_requests_total",
+      "HTTP requests answered, by route and status",
+      ["route", "status"] as const,
+      registry,
+    ),
     upstreamCalls: new Counter({
       name: "gateway_upstream_calls_total",
       help: "Calls sent to upstreams, by upstream, method and outcome (ok, node_error, retry, error)",
@@ -67,12 +67,12 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    coalesced: new Counter({
-      name: "gateway_coalesced_calls_total",
-      help: "Calls answered by joining an identical call in flight, by method",
-      labelNames: ["method"] as const,
-      registers,
-    }),
+    coalesced: new FastCounter(
+      "gateway_coalesced_calls_total",
+      "Calls answered by joining an identical call in flight, by method",
+      ["method"] as const,
+      registry,
+    ),
     upstreamUp: new Gauge({
       name: "gateway_upstream_up",
       help: "1 while an upstream's circuit is closed (in rotation), 0 while open",
@@ -91,18 +91,18 @@ export function createMetrics() {
       labelNames: ["upstream"] as const,
       registers,
     }),
-    cacheLookups: new Counter({
-      name: "gateway_cache_lookups_total",
-      help: "Cache lookups, by tier (memory, disk) and result (hit, miss)",
-      labelNames: ["tier", "result"] as const,
-      registers,
-    }),
-    cacheStored: new Counter({
-      name: "gateway_cache_stored_total",
-      help: "Answers stored, by tier",
-      labelNames: ["tier"] as const,
-      registers,
-    }),
+    cacheLookups: new FastCounter(
+      "gateway_cache_lookups_total",
+      "Cache lookups, by tier (memory, disk) and result (hit, miss)",
+      ["tier", "result"] as const,
+      registry,
+    ),
+    cacheStored: new FastCounter(
+      "gateway_cache_stored_total",
+      "Answers stored, by tier",
+      ["tier"] as const,
+      registry,
+    ),
     cacheEvictions: new Counter({
       name: "gateway_cache_evictions_total",
       help: "Entries evicted to stay within budget, by tier",
@@ -167,4 +167,79 @@ export function outcomeLabel(error?: ServiceError): string {
   if (error instanceof NotFoundError) return "not_found";
   if (error instanceof PayloadTooLargeError) return "too_large";
   return "internal";
+}
+
+/**
+ * A counter for the request path: each label combination is a plain object whose `inc` adds to a number,
+ * read by the registry only when /metrics is scraped. prom-client's own counters hash their label object on
+ * every increment, which showed as ~8% of the CPU of a cache hit.
+ */
+interface Child<L extends string> {
+  labels: Record<L, string>;
+  value: number;
+  inc(n?: number): void;
+}
+
+export class FastCounter<L extends string> {
+  readonly type = "counter";
+  private readonly tree = new Map<string, unknown>();
+  private readonly children: Child<L>[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly L[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  /** The counter for these label values (in labelNames order), created on first use. */
+  labels(...values: string[]): { inc(n?: number): void } {
+    // Nested maps, one level a label: finding a child allocates nothing.
+    let level: Map<string, unknown> = this.tree;
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = level.get(values[i]!) as Map<string, unknown> | undefined;
+      if (!next) {
+        next = new Map();
+        level.set(values[i]!, next);
+      }
+      level = next;
+    }
+    const last = values[values.length - 1]!;
+    let child = level.get(last) as Child<L> | undefined;
+    if (!child) {
+      const labels = Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]])) as Record<
+        L,
+        string
+      >;
+      const created: Child<L> = {
+        labels,
+        value: 0,
+        inc(n = 1) {
+          created.value += n;
+        },
+      };
+      child = created;
+      level.set(last, child);
+      this.children.push(child);
+    }
+    return child;
+  }
+
+  /** prom-client's Metric interface: what the registry prints. */
+  async get() {
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: "sum",
+      values: this.children.map((c) => ({ labels: c.labels, value: c.value })),
+    };
+  }
+
+  reset() {
+    this.tree.clear();
+    this.children.length = 0;
+  }
 }

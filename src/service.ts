@@ -12,7 +12,7 @@ import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
 import { createDatabase } from "./db/database";
 import { migrate } from "./db/migrate";
-import { createApp } from "./http/app";
+import { createApp, listen } from "./http/app";
 import { createAuth } from "./http/auth";
 import { createEdge } from "./http/edge";
 import { createHealth } from "./http/health";
@@ -193,8 +193,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       headTtlMs: headPollMs,
       unfinalizedTtlMs: Math.max(chain.blockTimeMs, headPollMs),
       events: {
-        lookup: (tier, hit) => metrics.cacheLookups.inc({ tier, result: hit ? "hit" : "miss" }),
-        stored: (tier) => metrics.cacheStored.inc({ tier }),
+        lookup: (tier, hit) => metrics.cacheLookups.labels(tier, hit ? "hit" : "miss").inc(),
+        stored: (tier) => metrics.cacheStored.labels(tier).inc(),
       },
     });
     const node = createNodeEngine({
@@ -202,7 +202,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       head,
       // CACHE_MEMORY_MB=0 turns caching off (the disk tier only ever fills from the memory path).
       cache: config.cacheMemoryMb > 0 ? cache : undefined,
-      events: { coalesced: (method) => metrics.coalesced.inc({ method }) },
+      events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
     });
     const table = createOperationTable([
       ...createNodeOperations({ node, log }),
@@ -219,14 +219,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
       metrics,
       head,
       log,
-      maxBodyBytes: config.maxBodyBytes,
       stream: { maxBlocks: config.streamMaxBlocks, prefetch: config.streamPrefetch },
     });
-    app.listen({ hostname: config.host, port: config.port });
-    cleanups.push(async () => {
-      await app.stop(true);
+    const server = listen({
+      app,
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.maxBodyBytes,
+      log,
     });
-    const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${app.server!.port}`;
+    cleanups.push(() => server.stop());
+    const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
     log.info("listening", { url });
     return { url, stop };
   } catch (error) {

@@ -12,7 +12,13 @@ import type { ChainHead } from "../chain/head";
 import { type RawJson, rawText } from "../json";
 import type { DiskTier } from "./disk";
 import type { CacheEntry, MemoryTier } from "./memory";
-import { blockHashOfResult, blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
+import {
+  blockHashOfResult,
+  blockHexOfParams,
+  blockOfParams,
+  blockOfResult,
+  type MethodPolicy,
+} from "./policy";
 
 /** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
 const BYTES_FROM_LENGTH = 16 * 1024;
@@ -99,7 +105,7 @@ export function createCache(options: {
         case "result":
           return true;
         case "block":
-          return blockOfParams(policy, params) !== undefined;
+          return blockHexOfParams(policy, params) !== undefined;
         default:
           return false;
       }

@@ -76,8 +76,8 @@ export const METHOD_POLICY: Readonly<Record<string, MethodPolicy>> = {
 
 const HEX_NUMBER = /^0x[0-9a-f]{1,16}$/;
 
-/** The block number a prepared `block`-rule call is about, when its params name one. */
-export function blockOfParams(policy: MethodPolicy, params: unknown[]): bigint | undefined {
+/** The block number a prepared `block`-rule call is about, as node-form hex, when its params name one. */
+export function blockHexOfParams(policy: MethodPolicy, params: unknown[]): string | undefined {
   const block = policy.block;
   if (!block) return undefined;
   const value =
@@ -87,7 +87,13 @@ export function blockOfParams(policy: MethodPolicy, params: unknown[]): bigint |
           return filter?.blockHash === undefined ? filter?.toBlock : undefined;
         })()
       : params[block.index];
-  return typeof value === "string" && HEX_NUMBER.test(value) ? BigInt(value) : undefined;
+  return typeof value === "string" && HEX_NUMBER.test(value) ? value : undefined;
+}
+
+/** The block number a prepared `block`-rule call is about, when its params name one. */
+export function blockOfParams(policy: MethodPolicy, params: unknown[]): bigint | undefined {
+  const hex = blockHexOfParams(policy, params);
+  return hex === undefined ? undefined : BigInt(hex);
 }
 
 function memberText(text: string, start: number, name: string): string | undefined {

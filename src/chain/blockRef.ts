@@ -10,6 +10,8 @@ export type BlockTag = (typeof BLOCK_TAGS)[number];
 export const MAX_BLOCK_NUMBER = 2n ** 64n - 1n;
 
 const TAG_SET: ReadonlySet<string> = new Set(BLOCK_TAGS);
+/** Already the node's form: lower-case hex without leading zeros, at most 16 digits. */
+const CANONICAL_HEX = /^0x(?:0|[1-9a-f][0-9a-f]{0,15})$/;
 const HEX = /^0x[0-9a-f]+$/i;
 const DECIMAL = /^[0-9]+$/;
 
@@ -32,6 +34,7 @@ export function toNodeBlockRef(value: unknown): string | undefined {
   } else if (typeof value === "bigint") {
     n = value;
   } else if (typeof value === "string") {
+    if (CANONICAL_HEX.test(value)) return value;
     const lower = value.toLowerCase();
     if (TAG_SET.has(lower)) return lower;
     // At most 16 hex digits (64 bits), so a 32-byte hash is never read as a block number; the caps also

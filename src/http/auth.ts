@@ -32,7 +32,8 @@ export interface KeySource {
 export interface Auth {
   /** True while no key is configured anywhere. */
   readonly open: boolean;
-  authenticate(request: Request): Promise<Caller>;
+  /** The caller; a Promise only when an unknown key makes it reload the database's keys. */
+  authenticate(request: Request): Caller | Promise<Caller>;
   stop(): void;
 }
 
@@ -94,6 +95,7 @@ export async function createAuth(options: {
   timer?.unref?.();
 
   const isOpen = () => configured.size === 0 && stored.size === 0;
+  const anonymous: Caller = { key: null, keyHash: null, rate: defaultRate };
   const known = (hash: string) => configured.has(hash) || stored.has(hash);
   const caller = (key: string, hash: string): Caller => ({
     key,
@@ -105,9 +107,9 @@ export async function createAuth(options: {
     get open() {
       return isOpen();
     },
-    async authenticate(request) {
+    authenticate(request) {
+      if (isOpen()) return anonymous;
       const key = requestKey(request);
-      if (isOpen()) return { key: null, keyHash: null, rate: defaultRate };
       if (key === undefined) {
         throw new UnauthorizedError(
           "missing API key: pass it as the api_key query parameter or the x-api-key header",
@@ -117,8 +119,10 @@ export async function createAuth(options: {
       if (known(hash)) return caller(key, hash);
       // A key added to the database since the last load is honoured without waiting for the timer.
       if (keySource && Date.now() - loadedAt > UNKNOWN_KEY_REFRESH_MS) {
-        await reload();
-        if (known(hash)) return caller(key, hash);
+        return reload().then(() => {
+          if (known(hash)) return caller(key, hash);
+          throw new UnauthorizedError("invalid API key");
+        });
       }
       throw new UnauthorizedError("invalid API key");
     },

@@ -1,7 +1,7 @@
 /**
  * JSON-RPC 2.0 over POST /node/jsonrpc (SPEC.md §4.2, DESIGN.md §4). Independent of the web framework:
  * a parsed body in, a Response out. A single request whose envelope is wrong is a 422; a batch is answered
- * 200 with one response per element, in order. Results are spliced in as raw JSON text.
+ * 200 with one response per element, in order. Results are spliced in as raw JSON text or bytes.
  */
 import {
   InternalError,
@@ -14,12 +14,12 @@ import {
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { joinParts, type RawJson, toJson } from "../json";
+import { fastJson, joinParts, type RawJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
-import type { Operation, ResultSource } from "../operations/operation";
+import type { Operation, OperationResult, ResultSource } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
-import { parseBody, rawJson } from "./respond";
+import { jsonHeaders, parseBody, rawJson } from "./respond";
 
 const DEFAULT_JSONRPC = '"2.0"';
 
@@ -31,7 +31,7 @@ interface Envelope {
 }
 
 interface Answer {
-  /** The response object as parts of JSON text (a cached result stays the bytes it is stored as). */
+  /** The response object as parts of JSON (a cached result stays the text or bytes it is stored as). */
   parts: RawJson[];
   source?: ResultSource;
   upstream?: string;
@@ -41,31 +41,37 @@ interface Answer {
 const SOURCE_RANK: Record<ResultSource, number> = { memory: 0, disk: 1, coalesced: 2, miss: 3 };
 
 function idJson(value: Record<string, unknown>): string {
-  return "id" in value ? toJson(value.id) : "0";
+  return "id" in value ? (fastJson(value.id) ?? "null") : "0";
 }
 
 function errorAnswer(jsonrpc: string, id: string, error: ServiceError): Answer {
   return { parts: [`{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}`] };
 }
 
-/** Headers naming where a response's results came from. */
-function provenance(answers: Answer[]): Record<string, string> | undefined {
+/** Adds the headers naming where a response's results came from. */
+function provenance(answers: Answer[], headers: Record<string, string>): Record<string, string> {
   let worst: ResultSource | undefined;
-  const upstreams = new Set<string>();
+  let upstream: string | undefined;
+  let several: Set<string> | undefined;
   for (const answer of answers) {
     if (answer.source && (worst === undefined || SOURCE_RANK[answer.source] > SOURCE_RANK[worst]))
       worst = answer.source;
-    if (answer.upstream) upstreams.add(answer.upstream);
+    if (answer.upstream === undefined || answer.upstream === upstream) continue;
+    if (upstream === undefined) {
+      upstream = answer.upstream;
+    } else {
+      several ??= new Set([upstream]);
+      several.add(answer.upstream);
+    }
   }
-  if (worst === undefined) return undefined;
-  const headers: Record<string, string> = { "x-cache": worst };
-  if (upstreams.size > 0) headers["x-upstream"] = [...upstreams].join(",");
+  if (worst !== undefined) headers["x-cache"] = worst;
+  if (upstream !== undefined) headers["x-upstream"] = several ? [...several].join(",") : upstream;
   return headers;
 }
 
 export interface JsonRpcHandler {
   /** The body as JSON, or the 422 that answers it. */
-  parse(text: string): { body: unknown } | { response: Response };
+  parse(text: string, requestId: string): { body: unknown } | { response: Response };
   execute(body: unknown, requestId: string): Promise<Response>;
 }
 
@@ -75,6 +81,7 @@ export function createJsonRpcHandler(options: {
   metrics: Metrics;
 }): JsonRpcHandler {
   const { table, log, metrics } = options;
+  const requests = metrics.requests;
 
   /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
   function envelopeIssues(value: unknown): { issues: ValidationIssue[]; unknownMethod?: string } {
@@ -107,7 +114,12 @@ export function createJsonRpcHandler(options: {
 
   function toEnvelope(v: Record<string, unknown>): Envelope {
     return {
-      jsonrpc: typeof v.jsonrpc === "string" ? JSON.stringify(v.jsonrpc) : DEFAULT_JSONRPC,
+      jsonrpc:
+        typeof v.jsonrpc === "string"
+          ? v.jsonrpc === "2.0"
+            ? DEFAULT_JSONRPC
+            : JSON.stringify(v.jsonrpc)
+          : DEFAULT_JSONRPC,
       id: idJson(v),
       op: table.byMethod(v.method as string)!,
       params: (v.params as unknown[] | null | undefined) ?? [],
@@ -115,19 +127,11 @@ export function createJsonRpcHandler(options: {
   }
 
   const count = (operation: string, error?: ServiceError) =>
-    metrics.requests.inc({ operation, transport: "jsonrpc", outcome: outcomeLabel(error) });
+    requests.labels(operation, "jsonrpc", error ? outcomeLabel(error) : "ok").inc();
 
-  async function execute(envelope: Envelope, requestId: string): Promise<Answer> {
+  function execute(envelope: Envelope, requestId: string): Answer | Promise<Answer> {
     const { jsonrpc, id, op } = envelope;
-    try {
-      const result = await op.run(op.prepare(envelope.params));
-      count(op.method);
-      return {
-        parts: [`{"jsonrpc":${jsonrpc},"id":${id},"result":`, result.raw, "}"],
-        source: result.source,
-        upstream: result.upstream,
-      };
-    } catch (error) {
+    const fail = (error: unknown): Answer => {
       const e = toServiceError(error);
       if (e instanceof InternalError) log.error("operation failed", { method: op.method, requestId, error });
       count(op.method, e);
@@ -135,6 +139,21 @@ export function createJsonRpcHandler(options: {
       return e instanceof NodeError
         ? { ...errorAnswer(jsonrpc, id, e), source: "miss" }
         : errorAnswer(jsonrpc, id, e);
+    };
+    const succeed = (result: OperationResult): Answer => {
+      count(op.method);
+      return {
+        parts: [`{"jsonrpc":${jsonrpc},"id":${id},"result":`, result.raw, "}"],
+        source: result.source,
+        upstream: result.upstream,
+      };
+    };
+    try {
+      const run = op.run(op.prepare(envelope.params));
+      // A cache hit comes back at once: no microtask turns on the hot path.
+      return run instanceof Promise ? run.then(succeed, fail) : succeed(run);
+    } catch (error) {
+      return fail(error);
     }
   }
 
@@ -160,20 +179,20 @@ export function createJsonRpcHandler(options: {
   }
 
   return {
-    parse(text) {
+    parse(text, requestId) {
       try {
         return { body: parseBody(text) };
       } catch (error) {
-        return { response: rawJson(toJson({ detail: (error as RequestValidationError).issues }), 422) };
+        const detail = toJson({ detail: (error as RequestValidationError).issues });
+        return { response: rawJson(detail, 422, jsonHeaders(requestId)) };
       }
     },
 
     async execute(body, requestId) {
       if (Array.isArray(body)) {
         if (body.length === 0) {
-          return rawJson(
-            `{"jsonrpc":"2.0","id":null,"error":${new InvalidRequestError("invalid request: empty batch").rpcErrorJson()}}`,
-          );
+          const error = new InvalidRequestError("invalid request: empty batch").rpcErrorJson();
+          return rawJson(`{"jsonrpc":"2.0","id":null,"error":${error}}`, 200, jsonHeaders(requestId));
         }
         const answers = await Promise.all(body.map((element) => batchElement(element, requestId)));
         const parts: RawJson[] = ["["];
@@ -182,12 +201,13 @@ export function createJsonRpcHandler(options: {
           for (const part of answers[i]!.parts) parts.push(part);
         }
         parts.push("]");
-        return rawJson(joinParts(parts), 200, provenance(answers));
+        return rawJson(joinParts(parts), 200, provenance(answers, jsonHeaders(requestId)));
       }
       const { issues } = envelopeIssues(body);
-      if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422);
-      const answer = await execute(toEnvelope(body as Record<string, unknown>), requestId);
-      return rawJson(joinParts(answer.parts), 200, provenance([answer]));
+      if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422, jsonHeaders(requestId));
+      const run = execute(toEnvelope(body as Record<string, unknown>), requestId);
+      const answer = run instanceof Promise ? await run : run;
+      return rawJson(joinParts(answer.parts), 200, provenance([answer], jsonHeaders(requestId)));
     },
   };
 }

@@ -1,10 +1,9 @@
 /**
  * The node routes: POST /node/rest/<name> for every operation with a REST form, and POST /node/jsonrpc.
  * Each reads its body within the size limit, authenticates, charges the rate limit (a batch one token per
- * call), then hands over to the operation table.
+ * call), then hands over to the operation table. They are Bun routes (see app.ts): the hottest paths of
+ * the service go straight from Bun to these handlers.
  */
-import type { Server } from "bun";
-import { Elysia } from "elysia";
 import {
   InternalError,
   PayloadTooLargeError,
@@ -18,13 +17,10 @@ import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
-import type { Edge } from "./edge";
+import type { Caller } from "./auth";
+import type { Edge, Handler } from "./edge";
 import type { JsonRpcHandler } from "./jsonrpc";
-import { parseBody, rawJson, restError } from "./respond";
-
-type Context = { request: Request; server: Server<unknown> | null };
-
-const clientIp = ({ request, server }: Context) => server?.requestIP(request)?.address;
+import { jsonHeaders, parseBody, rawJson, restError } from "./respond";
 
 /** The id of a JSON-RPC body, to echo in a refusal made before dispatch; null when it has none. */
 function requestIdentity(body: unknown): { id: string; jsonrpc: string } {
@@ -39,9 +35,9 @@ function requestIdentity(body: unknown): { id: string; jsonrpc: string } {
 }
 
 /** A JSON-RPC refusal before dispatch (401, 413, 429). */
-function rpcRefusal(body: unknown, error: ServiceError): Response {
+function rpcRefusal(body: unknown, error: ServiceError, requestId: string): Response {
   const { id, jsonrpc } = requestIdentity(body);
-  const headers: Record<string, string> = {};
+  const headers = jsonHeaders(requestId);
   if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
   return rawJson(`{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}`, error.status, headers);
 }
@@ -60,53 +56,53 @@ export function nodeRoutes(options: {
   jsonRpc: JsonRpcHandler;
   metrics: Metrics;
   log: Logger;
-}) {
+}): Record<string, { POST: Handler }> {
   const { table, edge, jsonRpc, metrics, log } = options;
+  const requests = metrics.requests;
 
-  async function rest(op: Operation, ctx: Context, requestId: string): Promise<Response> {
-    const { request } = ctx;
-    try {
-      const text = op.restBody ? await edge.readBody(request) : "";
-      edge.charge(await edge.authenticate(request), clientIp(ctx), 1);
-      let params: unknown[];
-      if (op.restBody) {
-        const body = parseBody(text);
-        if (!op.restBody.check(body)) throw new RequestValidationError(op.restBody.issues(body, ["body"]));
-        params = op.prepareRest(body);
-      } else {
-        params = op.prepareRest(undefined);
+  function rest(op: Operation, route: string): Handler {
+    return edge.route(route, async (request, server, requestId) => {
+      try {
+        const text = op.restBody ? await edge.readBody(request) : "";
+        edge.charge(await edge.authenticate(request), request, server, 1);
+        let params: unknown[];
+        if (op.restBody) {
+          const body = parseBody(text);
+          if (!op.restBody.check(body)) throw new RequestValidationError(op.restBody.issues(body, ["body"]));
+          params = op.prepareRest(body);
+        } else {
+          params = op.prepareRest(undefined);
+        }
+        const run = op.run(params);
+        const result = run instanceof Promise ? await run : run;
+        requests.labels(op.method, "rest", "ok").inc();
+        const headers = jsonHeaders(requestId);
+        if (result.source) headers["x-cache"] = result.source;
+        if (result.upstream) headers["x-upstream"] = result.upstream;
+        return rawJson(op.rest!.toRest ? joinParts(op.rest!.toRest(result.raw)) : result.raw, 200, headers);
+      } catch (error) {
+        const e = toServiceError(error);
+        if (e instanceof InternalError) log.error("REST operation failed", { route, requestId, error });
+        requests.labels(op.method, "rest", outcomeLabel(e)).inc();
+        return restError(e, jsonHeaders(requestId));
       }
-      const result = await op.run(params);
-      metrics.requests.inc({ operation: op.method, transport: "rest", outcome: "ok" });
-      const raw = op.rest!.toRest ? joinParts(op.rest!.toRest(result.raw)) : result.raw;
-      const headers: Record<string, string> = {};
-      if (result.source) headers["x-cache"] = result.source;
-      if (result.upstream) headers["x-upstream"] = result.upstream;
-      return rawJson(raw, 200, headers);
-    } catch (error) {
-      const e = toServiceError(error);
-      if (e instanceof InternalError)
-        log.error("REST operation failed", { route: op.rest!.name, requestId, error });
-      metrics.requests.inc({ operation: op.method, transport: "rest", outcome: outcomeLabel(e) });
-      return restError(e);
-    }
+    });
   }
 
-  async function jsonrpc(ctx: Context, requestId: string): Promise<Response> {
-    const { request } = ctx;
+  const jsonrpc = edge.route("/node/jsonrpc", async (request, server, requestId) => {
     let text: string;
     try {
       text = await edge.readBody(request);
     } catch (error) {
-      return rpcRefusal(undefined, toServiceError(error));
+      return rpcRefusal(undefined, toServiceError(error), requestId);
     }
-    let caller: Awaited<ReturnType<Edge["authenticate"]>>;
+    let caller: Caller;
     try {
       caller = await edge.authenticate(request);
     } catch (error) {
-      return rpcRefusal(tryParse(text), toServiceError(error));
+      return rpcRefusal(tryParse(text), toServiceError(error), requestId);
     }
-    const parsed = jsonRpc.parse(text);
+    const parsed = jsonRpc.parse(text, requestId);
     if ("response" in parsed) return parsed.response;
     const { body } = parsed;
     const calls = Array.isArray(body) ? body.length : 1;
@@ -116,35 +112,18 @@ export function nodeRoutes(options: {
           `a batch of ${calls} calls exceeds the limit of ${edge.maxBatchLength} (MAX_BATCH_LENGTH)`,
         );
       }
-      edge.charge(caller, clientIp(ctx), Math.max(1, calls));
+      edge.charge(caller, request, server, Math.max(1, calls));
     } catch (error) {
-      return rpcRefusal(body, toServiceError(error));
+      return rpcRefusal(body, toServiceError(error), requestId);
     }
     return jsonRpc.execute(body, requestId);
-  }
+  });
 
-  const app = new Elysia({ name: "node-routes" });
+  const routes: Record<string, { POST: Handler }> = { "/node/jsonrpc": { POST: jsonrpc } };
   for (const op of table.list) {
     if (!op.rest) continue;
     const route = `/node/rest/${op.rest.name}`;
-    app.post(
-      route,
-      async (ctx) => {
-        const started = performance.now();
-        const requestId = edge.requestId(ctx.request);
-        return edge.finish(route, requestId, started, await rest(op, ctx as Context, requestId));
-      },
-      { parse: "none" },
-    );
+    routes[route] = { POST: rest(op, route) };
   }
-  app.post(
-    "/node/jsonrpc",
-    async (ctx) => {
-      const started = performance.now();
-      const requestId = edge.requestId(ctx.request);
-      return edge.finish("/node/jsonrpc", requestId, started, await jsonrpc(ctx as Context, requestId));
-    },
-    { parse: "none" },
-  );
-  return app;
+  return routes;
 }

@@ -1,4 +1,6 @@
-/** The HTTP edge's answers: raw JSON bodies and the REST form of every error. */
+/**
+ * The HTTP edge's answers: raw JSON bodies with every header set once, and the REST form of every error.
+ */
 import {
   NodeError,
   RateLimitedError,
@@ -8,25 +10,31 @@ import {
 } from "../errors";
 import { parseJson, toJson } from "../json";
 
-export const JSON_CONTENT_TYPE = "application/json";
-const JSON_HEADERS = { "content-type": JSON_CONTENT_TYPE };
+export type ResponseHeaders = Record<string, string>;
 
-export function rawJson(
-  raw: string | Uint8Array | Blob,
-  status = 200,
-  headers?: Record<string, string>,
-): Response {
-  return new Response(raw, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
+/** The headers every JSON answer carries; handlers add x-cache, x-upstream and the like. */
+export function jsonHeaders(requestId?: string): ResponseHeaders {
+  return requestId === undefined
+    ? { "content-type": "application/json" }
+    : { "content-type": "application/json", "x-request-id": requestId };
 }
 
-export function json(value: unknown, status = 200, headers?: Record<string, string>): Response {
-  return rawJson(toJson(value), status, headers);
+export function rawJson(
+  body: string | Uint8Array | ReadableStream,
+  status: number,
+  headers: ResponseHeaders,
+): Response {
+  return new Response(body, { status, headers });
+}
+
+export function json(value: unknown, status = 200, headers: ResponseHeaders = jsonHeaders()): Response {
+  return new Response(toJson(value), { status, headers });
 }
 
 /** REST error body: `{detail}`, a message or FastAPI's list of issues. */
-export function restError(error: ServiceError): Response {
-  const headers: Record<string, string> = {};
+export function restError(error: ServiceError, headers: ResponseHeaders = jsonHeaders()): Response {
   if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  // The node's own error is a node answer: it was asked (and errors are never cached).
   if (error instanceof NodeError) headers["x-cache"] = "miss";
   return json({ detail: error.detail }, error.status, headers);
 }
@@ -35,7 +43,7 @@ export function restError(error: ServiceError): Response {
  * A request body as JSON. Empty and malformed bodies are 422 issues at `["body"]`, as FastAPI gives them.
  */
 export function parseBody(text: string): unknown {
-  if (text.trim() === "") {
+  if (text.length === 0 || /^\s*$/.test(text)) {
     throw new RequestValidationError([{ loc: ["body"], msg: "Field required", type: "missing" }]);
   }
   try {

@@ -3,14 +3,13 @@
  * document: method, path, body schema, response schema, handler.
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
-import type { Server } from "bun";
-import { Elysia } from "elysia";
+
 import { InternalError, RequestValidationError, toServiceError } from "../errors";
 import type { Logger } from "../log";
 import { compile } from "../validation";
 import type { Caller } from "./auth";
-import type { Edge } from "./edge";
-import { json, parseBody, restError } from "./respond";
+import type { Edge, Handler } from "./edge";
+import { json, jsonHeaders, parseBody, restError } from "./respond";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "DELETE";
@@ -25,35 +24,33 @@ export interface RouteSpec {
   handle(body: any, caller: Caller): Promise<unknown>;
 }
 
-export function specRoutes(options: { name: string; routes: RouteSpec[]; edge: Edge; log: Logger }) {
+export function specRoutes(options: {
+  routes: RouteSpec[];
+  edge: Edge;
+  log: Logger;
+}): Record<string, Partial<Record<RouteSpec["method"], Handler>>> {
   const { edge, log } = options;
-  const app = new Elysia({ name: options.name });
+  const out: Record<string, Partial<Record<RouteSpec["method"], Handler>>> = {};
   for (const route of options.routes) {
     const validator = route.body ? compile(route.body) : null;
-    const answer = async (request: Request, ip: string | undefined, requestId: string) => {
+    const handler = edge.route(route.path, async (request, server, requestId) => {
       try {
         const text = validator ? await edge.readBody(request) : "";
         const caller = await edge.authenticate(request);
-        edge.charge(caller, ip, 1);
+        edge.charge(caller, request, server, 1);
         let body: unknown;
         if (validator) {
           body = parseBody(text);
           if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
         }
-        return json(await route.handle(body, caller));
+        return json(await route.handle(body, caller), 200, jsonHeaders(requestId));
       } catch (error) {
         const e = toServiceError(error);
         if (e instanceof InternalError) log.error("route failed", { route: route.path, requestId, error });
-        return restError(e);
+        return restError(e, jsonHeaders(requestId));
       }
-    };
-    const handler = async ({ request, server }: { request: Request; server: Server<unknown> | null }) => {
-      const started = performance.now();
-      const requestId = edge.requestId(request);
-      const response = await answer(request, server?.requestIP(request)?.address, requestId);
-      return edge.finish(route.path, requestId, started, response);
-    };
-    app.route(route.method, route.path, handler, { parse: "none" });
+    });
+    out[route.path] = { ...out[route.path], [route.method]: handler };
   }
-  return app;
+  return out;
 }

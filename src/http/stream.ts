@@ -11,8 +11,6 @@
  * `{"number":N,"error":{code,message}}` (the status line is already sent).
  */
 import { Type as T } from "@sinclair/typebox";
-import type { Server } from "bun";
-import { Elysia } from "elysia";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import type { ChainHead } from "../chain/head";
 import {
@@ -28,8 +26,8 @@ import type { Operation } from "../operations/operation";
 import { BlockRef } from "../operations/schemas";
 import type { OperationTable } from "../operations/table";
 import { compile } from "../validation";
-import type { Edge } from "./edge";
-import { parseBody, restError } from "./respond";
+import type { Edge, Handler } from "./edge";
+import { jsonHeaders, parseBody, restError } from "./respond";
 
 export const StreamBody = T.Object({ fromBlock: BlockRef, toBlock: BlockRef });
 
@@ -103,7 +101,7 @@ export function streamRoutes(options: {
     const fill = () => {
       while (ahead.length < prefetch && next <= to) {
         const number = next++;
-        const answer = op.run(op.prepare([quantity(number)])).then((r) => r.raw);
+        const answer = (async () => (await op.run(op.prepare([quantity(number)]))).raw)();
         // Errors are reported in order, when the reader gets to them.
         answer.catch(() => {});
         ahead.push({ number, answer });
@@ -147,54 +145,50 @@ export function streamRoutes(options: {
     );
   }
 
-  const app = new Elysia({ name: "streams" });
+  const routes: Record<string, { POST: Handler }> = {};
   for (const spec of STREAMS) {
     const op = table.byMethod(spec.operation)!;
-    const answer = async (request: Request, ip: string | undefined, requestId: string) => {
-      try {
-        const text = await edge.readBody(request);
-        const caller = await edge.authenticate(request);
-        const body = parseBody(text);
-        if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
-        const from = bound(body.fromBlock, "fromBlock");
-        const to = bound(body.toBlock, "toBlock");
-        if (to < from) {
-          throw new RequestValidationError([
-            { loc: ["body", "toBlock"], msg: "toBlock should be at or after fromBlock", type: "value_error" },
-          ]);
+    routes[spec.path] = {
+      POST: edge.route(spec.path, async (request, server, requestId) => {
+        try {
+          const text = await edge.readBody(request);
+          const caller = await edge.authenticate(request);
+          const body = parseBody(text);
+          if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
+          const from = bound(body.fromBlock, "fromBlock");
+          const to = bound(body.toBlock, "toBlock");
+          if (to < from) {
+            throw new RequestValidationError([
+              {
+                loc: ["body", "toBlock"],
+                msg: "toBlock should be at or after fromBlock",
+                type: "value_error",
+              },
+            ]);
+          }
+          const count = to - from + 1n;
+          if (count > BigInt(maxBlocks)) {
+            throw new RequestValidationError([
+              {
+                loc: ["body", "toBlock"],
+                msg: `the range holds ${count} blocks; at most ${maxBlocks} (STREAM_MAX_BLOCKS) a request`,
+                type: "value_error",
+              },
+            ]);
+          }
+          // One token per block: a stream is that many calls.
+          edge.charge(caller, request, server, Number(count));
+          return new Response(stream(op, spec.member, from, to), {
+            headers: { "content-type": "application/x-ndjson", "x-request-id": requestId },
+          });
+        } catch (error) {
+          const e = toServiceError(error);
+          if (e instanceof InternalError)
+            log.error("stream route failed", { route: spec.path, requestId, error });
+          return restError(e, jsonHeaders(requestId));
         }
-        const count = to - from + 1n;
-        if (count > BigInt(maxBlocks)) {
-          throw new RequestValidationError([
-            {
-              loc: ["body", "toBlock"],
-              msg: `the range holds ${count} blocks; at most ${maxBlocks} (STREAM_MAX_BLOCKS) a request`,
-              type: "value_error",
-            },
-          ]);
-        }
-        // One token per block: a stream is that many calls.
-        edge.charge(caller, ip, Number(count));
-        return new Response(stream(op, spec.member, from, to), {
-          headers: { "content-type": "application/x-ndjson" },
-        });
-      } catch (error) {
-        const e = toServiceError(error);
-        if (e instanceof InternalError)
-          log.error("stream route failed", { route: spec.path, requestId, error });
-        return restError(e);
-      }
+      }),
     };
-    app.post(
-      spec.path,
-      async ({ request, server }: { request: Request; server: Server<unknown> | null }) => {
-        const started = performance.now();
-        const requestId = edge.requestId(request);
-        const response = await answer(request, server?.requestIP(request)?.address, requestId);
-        return edge.finish(spec.path, requestId, started, response);
-      },
-      { parse: "none" },
-    );
   }
-  return app;
+  return routes;
 }

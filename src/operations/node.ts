@@ -31,7 +31,8 @@ import {
 
 /** The node engine as operations see it. */
 export interface NodeClient {
-  call(method: string, params: unknown[]): Promise<OperationResult>;
+  /** Synchronous on a cache hit; a Promise when the answer must be fetched. */
+  call(method: string, params: unknown[]): OperationResult | Promise<OperationResult>;
 }
 
 // ---------------------------------------------------------------------------------------------------

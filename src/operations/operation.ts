@@ -52,7 +52,8 @@ export interface OperationSpec {
   /** What the JSON-RPC result is, for the OpenAPI document. */
   result: TSchema;
   rest?: RestSpec;
-  run: (params: unknown[]) => Promise<OperationResult>;
+  /** Synchronous when the answer is at hand (a cache hit), else a Promise. */
+  run: (params: unknown[]) => OperationResult | Promise<OperationResult>;
 }
 
 export interface Operation extends OperationSpec {

@@ -8,7 +8,7 @@ import { METHOD_POLICY } from "../cache/policy";
 import { quantity } from "../chain/blockRef";
 import type { ChainHead } from "../chain/head";
 import { NodeError } from "../errors";
-import { type RawJson, toJson } from "../json";
+import { fastJson, type RawJson } from "../json";
 import type { NodeClient } from "../operations/node";
 import type { OperationResult } from "../operations/operation";
 import { createCoalescer } from "./coalescer";
@@ -24,8 +24,8 @@ export interface EngineEvents {
 
 interface Resolved {
   value: unknown;
-  /** The block number the value names, when it names one. */
-  n?: bigint;
+  /** The block number the value names, as node-form hex, when it names one. */
+  hex?: string;
 }
 
 export function createNodeEngine(options: {
@@ -36,6 +36,17 @@ export function createNodeEngine(options: {
 }): NodeClient {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string }>();
+
+  // The hex of the last tag resolution, reused while the chain stays where it is.
+  let lastN: bigint | undefined;
+  let lastHex = "";
+  const hexOf = (n: bigint) => {
+    if (n !== lastN) {
+      lastN = n;
+      lastHex = quantity(n);
+    }
+    return lastHex;
+  };
 
   function resolve(ref: unknown): Resolved {
     if (typeof ref !== "string") return { value: ref };
@@ -51,18 +62,19 @@ export function createNodeEngine(options: {
         n = head.finalized();
         break;
       case "earliest":
-        n = 0n;
-        break;
+        return { value: "0x0", hex: "0x0" };
       case "pending":
         return { value: ref };
       default:
-        return HEX_NUMBER.test(ref) ? { value: ref, n: BigInt(ref) } : { value: ref };
+        return HEX_NUMBER.test(ref) ? { value: ref, hex: ref } : { value: ref };
     }
-    return n === undefined ? { value: ref } : { value: quantity(n), n };
+    if (n === undefined) return { value: ref };
+    const hex = hexOf(n);
+    return { value: hex, hex };
   }
 
   /** The params with tags as numbers (while the head is fresh), and the block they are about. */
-  function prepare(method: string, params: unknown[]): { params: unknown[]; minBlock?: bigint } {
+  function prepare(method: string, params: unknown[]): { params: unknown[]; minBlock?: string } {
     const block = METHOD_POLICY[method]?.block;
     if (!block) return { params };
     const out = params.slice();
@@ -71,19 +83,19 @@ export function createNodeEngine(options: {
       if (filter.blockHash !== undefined) return { params };
       const from = resolve(filter.fromBlock ?? "latest");
       const to = resolve(filter.toBlock ?? "latest");
-      if (from.n !== undefined) filter.fromBlock = from.value;
-      if (to.n !== undefined) filter.toBlock = to.value;
+      if (from.hex !== undefined) filter.fromBlock = from.value;
+      if (to.hex !== undefined) filter.toBlock = to.value;
       out[block.index] = filter;
       // The upstream must have reached the end of the range.
-      return { params: out, minBlock: to.n ?? from.n };
+      return { params: out, minBlock: to.hex ?? from.hex };
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.
       if (!block.optional || out.length !== block.index) return { params };
       const r = resolve("latest");
-      if (r.n === undefined) return { params };
+      if (r.hex === undefined) return { params };
       out.push(r.value);
-      return { params: out, minBlock: r.n };
+      return { params: out, minBlock: r.hex };
     }
     const value = out[block.index];
     if (typeof value === "object" && value !== null) {
@@ -91,11 +103,11 @@ export function createNodeEngine(options: {
       if (selector.blockNumber === undefined) return { params };
       const r = resolve(selector.blockNumber);
       out[block.index] = { blockNumber: r.value };
-      return { params: out, minBlock: r.n };
+      return { params: out, minBlock: r.hex };
     }
     const r = resolve(value);
     out[block.index] = r.value;
-    return { params: out, minBlock: r.n };
+    return { params: out, minBlock: r.hex };
   }
 
   async function sendRawTransaction(params: unknown[]): Promise<PoolCallResult> {
@@ -115,10 +127,11 @@ export function createNodeEngine(options: {
   }
 
   return {
-    async call(method, params): Promise<OperationResult> {
+    /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
+    call(method, params): OperationResult | Promise<OperationResult> {
       const prepared = prepare(method, params);
       // Canonical: normalized params (lower-case hex, tags resolved) and the method.
-      const key = `${method}\u0000${toJson(prepared.params)}`;
+      const key = `${method}\u0000${fastJson(prepared.params)}`;
       const policy = METHOD_POLICY[method];
       const cached = cache && policy && cache.cacheable(policy, prepared.params);
       if (cached) {
@@ -127,18 +140,20 @@ export function createNodeEngine(options: {
       }
       const { promise, shared } = coalescer.run(key, async () => {
         if (method === "eth_sendRawTransaction") return sendRawTransaction(prepared.params);
-        const result = await pool.call(method, prepared.params, { minBlock: prepared.minBlock });
+        const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
+        const result = await pool.call(method, prepared.params, { minBlock });
         // Answer in the form kept (bytes for a large answer): it splices without a copy.
         const kept = cached ? cache.store(key, policy, prepared.params, result.raw) : undefined;
         return kept === undefined ? result : { raw: kept, upstream: result.upstream };
       });
       if (shared) events?.coalesced?.(method);
-      const result = await promise;
-      return {
-        raw: result.raw,
-        source: shared ? "coalesced" : "miss",
-        upstream: result.upstream || undefined,
-      };
+      return promise.then(
+        (result): OperationResult => ({
+          raw: result.raw,
+          source: shared ? "coalesced" : "miss",
+          upstream: result.upstream || undefined,
+        }),
+      );
     },
   };
 }
