@@ -30,6 +30,9 @@ async function main(): Promise<void> {
     await service.stop();
     process.exit(0);
   };
+  // The last line of defence: a promise rejected where no one listens is logged, not allowed to end the
+  // service for every caller.
+  process.on("unhandledRejection", (reason) => log.error("unhandled rejection", { error: reason }));
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }

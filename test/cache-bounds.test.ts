@@ -138,3 +138,26 @@ test("kill -9 during heavy disk writes: after a restart every hit equals the nod
   expect(text).toContain("gateway_cache_bad_records_total 0");
   await second.stop();
 }, 180_000);
+
+test("two service processes share one DATA_DIR: one's final answers are the other's disk hits", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "cg-shared-"));
+  onTeardown(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const a = await startServiceProcess({ upstreamUrls: [anvil.url], dataDir });
+  const b = await startServiceProcess({ upstreamUrls: [anvil.url], dataDir, databaseUrl: a.databaseUrl });
+  const calls = await bigCalls(20, 16, 40_000);
+  for (const [i, c] of calls.entries()) {
+    const first = await post(`${a.url}/node/jsonrpc`, { jsonrpc: "2.0", id: i, ...c });
+    expect(first.headers.get("x-cache")).toBe("miss");
+  }
+  // A's writes commit in batches: wait until its disk tier holds them, then B finds them all there.
+  const deadline = Date.now() + 10_000;
+  while ((await health(a.url)).cache.disk.entries < calls.length && Date.now() < deadline)
+    await Bun.sleep(50);
+  for (const [i, c] of calls.entries()) {
+    const answer = await post(`${b.url}/node/jsonrpc`, { jsonrpc: "2.0", id: i, ...c });
+    expect(answer.headers.get("x-cache")).toBe("disk");
+    expect(answer.json).toEqual((await post(anvil.url, { jsonrpc: "2.0", id: i, ...c })).json);
+  }
+  await a.stop();
+  await b.stop();
+}, 120_000);

@@ -68,6 +68,15 @@ export function createDiskTier(options: {
   let pendingBytes = 0;
   let evicting = false;
 
+  // A write that fails (a full disk, say) loses a cache entry, nothing more: the answer was already given.
+  let lastWriteWarning = 0;
+  const writeFailed = (error: unknown) => {
+    if (Date.now() - lastWriteWarning > 60_000) {
+      lastWriteWarning = Date.now();
+      log.warn("disk cache write failed", { error });
+    }
+  };
+
   const digest = (key: string) => new Bun.CryptoHasher("sha1").update(key).digest("hex");
   const orderKey = (): [number, number, number] => [Date.now(), process.pid, sequence++];
 
@@ -149,10 +158,12 @@ export function createDiskTier(options: {
       if (Date.now() - record.o[0] > TOUCH_AFTER_MS) {
         const o = orderKey();
         const size = body.length + key.length;
-        void env.transaction(() => {
-          order.put(o, { k: dk, s: size });
-          records.put(dk, packr.pack({ ...record, b: body, o }));
-        });
+        env
+          .transaction(() => {
+            order.put(o, { k: dk, s: size });
+            records.put(dk, packr.pack({ ...record, b: body, o }));
+          })
+          .catch(writeFailed);
       }
       return body;
     },
@@ -167,11 +178,12 @@ export function createDiskTier(options: {
         o,
       } satisfies DiskRecord);
       pendingBytes += packed.length;
-      void env
+      env
         .transaction(() => {
           records.put(dk, packed);
           order.put(o, { k: dk, s: packed.length });
         })
+        .catch(writeFailed)
         .finally(() => {
           pendingBytes -= packed.length;
         });

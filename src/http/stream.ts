@@ -55,6 +55,8 @@ export const STREAMS: StreamSpec[] = [
 ];
 
 const encoder = new TextEncoder();
+/** Lines at hand are handed over together, up to this many bytes a pull. */
+const PULL_BYTES = 256 * 1024;
 
 export function streamRoutes(options: {
   table: OperationTable;
@@ -96,51 +98,82 @@ export function streamRoutes(options: {
   }
 
   function stream(op: Operation, member: string, from: bigint, to: bigint): ReadableStream<Uint8Array> {
+    interface Item {
+      number: bigint;
+      /** The answer when it was at hand (a cache hit), else the wait for it. */
+      raw?: RawJson;
+      pending?: Promise<RawJson>;
+      error?: unknown;
+    }
     let next = from;
-    const ahead: { number: bigint; answer: Promise<RawJson> }[] = [];
+    const ahead: Item[] = [];
     const fill = () => {
       while (ahead.length < prefetch && next <= to) {
-        const number = next++;
-        const answer = (async () => (await op.run(op.prepare([quantity(number)]))).raw)();
-        // Errors are reported in order, when the reader gets to them.
-        answer.catch(() => {});
-        ahead.push({ number, answer });
+        const item: Item = { number: next++ };
+        try {
+          const run = op.run(op.prepare([quantity(item.number)]));
+          if (run instanceof Promise) {
+            item.pending = run.then((r) => r.raw);
+            // Errors are reported in order, when the reader gets to them.
+            item.pending.catch(() => {});
+          } else {
+            item.raw = run.raw;
+          }
+        } catch (error) {
+          item.error = error;
+        }
+        ahead.push(item);
       }
+    };
+    const line = (item: Item, raw: RawJson) => {
+      const head = encoder.encode(`{"number":${item.number},"${member}":`);
+      const body = typeof raw === "string" ? encoder.encode(raw) : raw;
+      const out = new Uint8Array(head.length + body.length + 2);
+      out.set(head, 0);
+      out.set(body, head.length);
+      out.set([125, 10], head.length + body.length); // "}\n"
+      return out;
     };
     return new ReadableStream<Uint8Array>(
       {
         async pull(controller) {
           fill();
-          const item = ahead.shift();
-          if (!item) {
-            controller.close();
-            return;
-          }
-          try {
-            const raw = await item.answer;
-            const head = encoder.encode(`{"number":${item.number},"${member}":`);
-            const body = typeof raw === "string" ? encoder.encode(raw) : raw;
-            const line = new Uint8Array(head.length + body.length + 2);
-            line.set(head, 0);
-            line.set(body, head.length);
-            line.set([125, 10], head.length + body.length); // "}\n"
-            controller.enqueue(line);
+          let bytes = 0;
+          // Every line already at hand goes in this pull (up to a bound); only an empty pull waits.
+          while (ahead.length > 0 && bytes < PULL_BYTES) {
+            const item = ahead[0]!;
+            if (item.raw === undefined && item.error === undefined) {
+              if (bytes > 0) break;
+              try {
+                item.raw = await item.pending;
+              } catch (error) {
+                item.error = error;
+              }
+            }
+            ahead.shift();
+            if (item.error !== undefined) {
+              const e: ServiceError = toServiceError(item.error);
+              if (e instanceof InternalError)
+                log.error("stream failed", { operation: op.method, error: item.error });
+              controller.enqueue(encoder.encode(`{"number":${item.number},"error":${e.rpcErrorJson()}}\n`));
+              controller.close();
+              ahead.length = 0;
+              next = to + 1n;
+              return;
+            }
+            const out = line(item, item.raw!);
+            controller.enqueue(out);
+            bytes += out.length;
             fill();
-            if (ahead.length === 0 && next > to) controller.close();
-          } catch (error) {
-            const e: ServiceError = toServiceError(error);
-            if (e instanceof InternalError) log.error("stream failed", { operation: op.method, error });
-            controller.enqueue(encoder.encode(`{"number":${item.number},"error":${e.rpcErrorJson()}}\n`));
-            controller.close();
-            ahead.length = 0;
           }
+          if (ahead.length === 0 && next > to) controller.close();
         },
         cancel() {
           ahead.length = 0;
           next = to + 1n;
         },
       },
-      // One line buffered: the next is fetched (within the prefetch window) as the reader takes this one.
+      // Little buffered beyond one pull: the rest is fetched (within the prefetch window) as the reader takes it.
       { highWaterMark: 1 },
     );
   }

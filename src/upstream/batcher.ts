@@ -80,11 +80,16 @@ export function createBatcher(options: BatcherOptions): Batcher {
       const chunk = queue.slice(0, limit);
       queue = queue.slice(chunk.length);
       inFlight++;
-      void send(chunk).finally(() => {
-        inFlight--;
-        // Calls that waited for a free slot may have waited their window already.
-        schedule();
-      });
+      void send(chunk)
+        // A fault of ours after the exchange must still answer every call (resolved ones ignore it).
+        .catch((error) => {
+          for (const call of chunk) call.reject(toServiceError(error));
+        })
+        .finally(() => {
+          inFlight--;
+          // Calls that waited for a free slot may have waited their window already.
+          schedule();
+        });
     }
     if (!all && queue.length > 0 && timer === undefined && immediate === undefined) schedule();
   }
