@@ -12,6 +12,7 @@ test("defaults let a first run work on one machine", () => {
     chain: undefined,
     confirmations: undefined,
     indexFromBlock: undefined,
+    indexer: true,
     cacheMemoryMb: 256,
     cacheDiskMb: 4096,
     upstreamTimeoutMs: 10_000,
@@ -40,6 +41,7 @@ test("values are read and typed", () => {
     CHAIN: "bsc",
     CONFIRMATIONS: "20",
     INDEX_FROM_BLOCK: "100",
+    INDEXER: "off",
     CACHE_MEMORY_MB: "64",
     CACHE_DISK_MB: "0",
     LOG_LEVEL: "DEBUG",
@@ -57,6 +59,7 @@ test("values are read and typed", () => {
   expect(config.chain).toBe("BSC");
   expect(config.confirmations).toBe(20);
   expect(config.indexFromBlock).toBe(100);
+  expect(config.indexer).toBe(false);
   expect(config.cacheDiskMb).toBe(0);
   expect(config.logLevel).toBe("debug");
 });
@@ -65,6 +68,7 @@ test("a bad value names the variable and what it expected", () => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: "eighty" }, 'PORT: expected an integer from 0 to 65535, got "eighty"'],
     [{ PORT: "70000" }, 'PORT: expected an integer from 0 to 65535, got "70000"'],
+    [{ INDEXER: "yes" }, 'INDEXER: expected "on" or "off", got "yes"'],
     [
       { UPSTREAM_URLS: "ftp://x" },
       'UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "ftp://x"',

@@ -111,6 +111,12 @@ const VARS = {
     expected: "a block number (a non-negative integer)",
     fallback: undefined,
   }),
+  INDEXER: v({
+    schema: T.Boolean(),
+    parse: (s) => (s === "on" ? true : s === "off" ? false : undefined),
+    expected: '"on" or "off"',
+    fallback: true,
+  }),
   CACHE_MEMORY_MB: v({
     schema: T.Integer({ minimum: 0, maximum: 1_048_576 }),
     parse: integer,
@@ -230,6 +236,8 @@ export interface Config {
   chain: Blockchain | undefined;
   confirmations: number | undefined;
   indexFromBlock: number | undefined;
+  /** Off: this instance writes no index (it still serves the index another instance writes). */
+  indexer: boolean;
   cacheMemoryMb: number;
   cacheDiskMb: number;
   upstreamTimeoutMs: number;
@@ -285,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chain: read(env, "CHAIN") as Blockchain | undefined,
     confirmations: read(env, "CONFIRMATIONS"),
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
+    indexer: read(env, "INDEXER")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
     cacheDiskMb: read(env, "CACHE_DISK_MB")!,
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,

@@ -148,6 +148,26 @@ export function createMetrics() {
       labelNames: ["scope"] as const,
       registers,
     }),
+    indexedBlocks: new Counter({
+      name: "gateway_indexer_blocks_total",
+      help: "Blocks written to the index",
+      registers,
+    }),
+    indexedTransfers: new Counter({
+      name: "gateway_indexer_transfers_total",
+      help: "Transfers written to the index",
+      registers,
+    }),
+    indexedHead: new Gauge({
+      name: "gateway_indexer_last_block",
+      help: "The last block written to the index by this instance",
+      registers,
+    }),
+    indexerReorgs: new Counter({
+      name: "gateway_indexer_reorgs_total",
+      help: "Reorganizations undone in the index",
+      registers,
+    }),
   };
 }
 

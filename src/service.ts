@@ -10,14 +10,18 @@ import { describeChain } from "./chain/chains";
 import { createChainHead } from "./chain/head";
 import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
+import { createBlockQueries } from "./db/blockQueries";
 import { createDatabase } from "./db/database";
 import { migrate } from "./db/migrate";
+import { createTransferQueries } from "./db/transferQueries";
 import { createApp, listen } from "./http/app";
 import { createAuth } from "./http/auth";
 import { createEdge } from "./http/edge";
 import { createHealth } from "./http/health";
 import { createRateLimiter } from "./http/rateLimit";
 import { watchFilterRouteSpecs } from "./http/watchFilters";
+import { startIndexer } from "./indexer/indexer";
+import { rawText } from "./json";
 import type { Logger } from "./log";
 import { createMetrics } from "./metrics";
 import { createNodeOperations } from "./operations/node";
@@ -204,13 +208,36 @@ export async function startService(config: Config, log: Logger): Promise<Service
       cache: config.cacheMemoryMb > 0 ? cache : undefined,
       events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
     });
+    const blocks = createBlockQueries(database.sql);
     const table = createOperationTable([
       ...createNodeOperations({ node, log }),
-      ...createTransferOperations(),
-      ...createStatsOperations(),
+      ...createTransferOperations({ transfers: createTransferQueries(database.sql), blocks, head, chain }),
+      ...createStatsOperations({ blocks, node, head }),
       ...createTokenOperations(),
     ]);
-    const health = createHealth({ chain, pool, head, memory, disk, database });
+    const blockReceipts = table.byMethod("ext_getBlockReceipts")!;
+    const indexer = startIndexer({
+      sql: database.sql,
+      exclusive: database.embedded,
+      enabled: config.indexer,
+      node,
+      receipts: async (block) => rawText((await blockReceipts.run([block])).raw),
+      head,
+      chain,
+      fromBlock: config.indexFromBlock,
+      pollMs: headPollMs,
+      log,
+      events: {
+        written: (count, transfers, last) => {
+          metrics.indexedBlocks.inc(count);
+          metrics.indexedTransfers.inc(transfers);
+          metrics.indexedHead.set(Number(last));
+        },
+        reorg: () => metrics.indexerReorgs.inc(),
+      },
+    });
+    cleanups.push(() => indexer.stop());
+    const health = createHealth({ chain, pool, head, memory, disk, database, indexer });
     const app = createApp({
       table,
       edge,

@@ -20,6 +20,7 @@ import {
 import { type NodeProxy, startProxy } from "./support/proxy";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil, onTeardown } from "./support/shared";
+import { until } from "./support/until";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const MINED_AFTER = 100;
@@ -30,16 +31,6 @@ async function nodeRaw(url: string, method: string, params: unknown[]): Promise<
   const prefix = '{"jsonrpc":"2.0","id":1,"result":';
   if (!text.startsWith(prefix)) throw new Error(`${method}: ${text.slice(0, 200)}`);
   return text.trimEnd().slice(prefix.length, -1);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
 }
 
 let anvil: DevChain;

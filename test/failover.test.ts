@@ -11,6 +11,7 @@ import { metric } from "./support/metrics";
 import { faults, type NodeProxy, startProxy } from "./support/proxy";
 import { post, startTestService } from "./support/service";
 import { fixtureChain, newAnvil } from "./support/shared";
+import { until } from "./support/until";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -20,16 +21,6 @@ async function twin(source: string, extraBlocks = 0): Promise<DevChain> {
   await rpc(copy.url)("anvil_loadState", [await rpc(source)("anvil_dumpState")]);
   if (extraBlocks > 0) await rpc(copy.url)("anvil_mine", [hex(extraBlocks)]);
   return copy;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(25);
-  }
 }
 
 let chain: ChainFixture;

@@ -8,9 +8,13 @@ import postgres from "postgres";
 import type { Config } from "../config";
 import type { Logger } from "../log";
 
-/** Connections to an external server; PGlite runs one query at a time, so a few suffice there. */
+/**
+ * Connections to an external server. PGlite is one session behind its socket server: two connections
+ * would interleave their extended-protocol messages (one's Bind between the other's Parse and Execute:
+ * `portal "" does not exist`), so the embedded database gets one connection, on which postgres.js pipelines.
+ */
 const POOL_SIZE = 10;
-const EMBEDDED_POOL_SIZE = 4;
+const EMBEDDED_POOL_SIZE = 1;
 const CONNECT_TIMEOUT_S = 10;
 const IDLE_TIMEOUT_S = 60;
 

@@ -57,6 +57,7 @@ export const HealthReport = T.Object({
     lastBlockNumber: Nullable(T.Integer()),
     headBlockNumber: Nullable(T.Integer()),
     lag: Nullable(T.Integer()),
+    leading: T.Boolean({ description: "this instance writes the index (others on the database serve it)" }),
   }),
 });
 
@@ -67,8 +68,7 @@ export interface HealthDeps {
   memory: MemoryTier;
   disk?: DiskTier;
   database: { embedded: boolean; ping(): Promise<void> };
-  /** The indexer's last processed block, once there is an indexer. */
-  lastIndexedBlock?: () => number | null;
+  indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
 }
 
 async function timed(work: () => Promise<void>): Promise<{ ms: number; error?: string }> {
@@ -98,7 +98,8 @@ export function createHealth(deps: HealthDeps) {
       const db = await timed(() => deps.database.ping());
       const head = deps.pool.head();
       const headBlockNumber = head ? Number(head.number) : null;
-      const lastBlockNumber = deps.lastIndexedBlock?.() ?? null;
+      const last = deps.indexer.lastBlock;
+      const lastBlockNumber = last === null ? null : Number(last);
       const upstreamOk = deps.pool.upstreams.some((u) => u.state === "closed");
       const databaseOk = db.error === undefined;
       return {
@@ -136,6 +137,7 @@ export function createHealth(deps: HealthDeps) {
           headBlockNumber,
           lag:
             lastBlockNumber !== null && headBlockNumber !== null ? headBlockNumber - lastBlockNumber : null,
+          leading: deps.indexer.leading,
         },
       };
     },

@@ -396,17 +396,21 @@ export const Bodies = {
   tokenMetadata: body({ token_address: Address }),
 };
 
+/** Addresses (or contracts) one transfer query may name. */
+const MAX_FILTER_ADDRESSES = 1_000;
 const transferFilterFields = {
   fromBlock: T.Optional(OptionalBlockRef),
   toBlock: T.Optional(OptionalBlockRef),
   transferType: T.Optional(T.Union([...TRANSFER_TYPES.map((t) => T.Literal(t)), T.Null()])),
-  contractAddresses: T.Optional(T.Union([T.Array(Address), Address, T.Null()])),
+  contractAddresses: T.Optional(
+    T.Union([T.Array(Address, { maxItems: MAX_FILTER_ADDRESSES }), Address, T.Null()]),
+  ),
   offset: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), T.Null()])),
   limit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 500 }), T.Null()])),
 };
 export const TransfersByAddressBody = body(
   {
-    addresses: T.Union([T.Array(Address, { minItems: 1 }), Address]),
+    addresses: T.Union([T.Array(Address, { minItems: 1, maxItems: MAX_FILTER_ADDRESSES }), Address]),
     transferDirection: T.Optional(T.Union([T.Literal("to"), T.Literal("from"), T.Null()])),
     ...transferFilterFields,
   },

@@ -1,8 +1,17 @@
-/** Block time and daily statistics from the index (DESIGN.md §3). */
+/** Block time and daily statistics (DESIGN.md §3). */
 import { Type as T } from "@sinclair/typebox";
-import { NotAvailableError } from "../errors";
+import { parseQuantity, quantity } from "../chain/blockRef";
+import type { ChainHead } from "../chain/head";
+import type { BlockQueries } from "../db/blockQueries";
+import { InvalidParamsError, NotFoundError } from "../errors";
+import { rawText } from "../json";
+import type { NodeClient } from "./node";
 import { defineOperation, type Operation } from "./operation";
 import { BlockRange, Bodies, DayStats } from "./schemas";
+
+const DAY_SECONDS = 86_400n;
+/** The last Unix second a JavaScript Date (and so a date string) can name. */
+const MAX_DATE_SECONDS = 8_640_000_000_000n;
 
 const Timestamp = T.Integer({
   minimum: 0,
@@ -11,10 +20,55 @@ const Timestamp = T.Integer({
 });
 const Day = T.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "a UTC date, YYYY-MM-DD" });
 
-export function createStatsOperations(): Operation[] {
-  const notYet = (method: string) => async () => {
-    throw new NotAvailableError(method);
-  };
+/** The Unix time of a date's midnight (UTC); throws when the date is not on the calendar. */
+function midnight(date: string): bigint {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  // Date.parse rolls 2024-02-30 over into March: only a date that reads back the same is on the calendar.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) {
+    throw new InvalidParamsError(`invalid params: date: ${date} is not a calendar date`);
+  }
+  return BigInt(ms / 1000);
+}
+
+export function createStatsOperations(options: {
+  blocks: BlockQueries;
+  node: NodeClient;
+  head: ChainHead;
+}): Operation[] {
+  const { blocks, node, head } = options;
+
+  async function nodeTimestamp(n: bigint): Promise<bigint> {
+    const raw = rawText((await node.call("eth_getBlockByNumber", [quantity(n), false])).raw);
+    if (raw === "null") throw new NotFoundError(`block ${n} is not on the node`);
+    return parseQuantity((JSON.parse(raw) as { timestamp: string }).timestamp);
+  }
+
+  /** The last block in [lo, hi] whose timestamp is at or before `t`, by bisection over the node's headers. */
+  async function searchNode(t: bigint, lo: bigint, hi: bigint): Promise<bigint | undefined> {
+    if (hi < lo || (await nodeTimestamp(lo)) > t) return undefined;
+    while (lo < hi) {
+      const mid = (lo + hi + 1n) / 2n;
+      if ((await nodeTimestamp(mid)) <= t) lo = mid;
+      else hi = mid - 1n;
+    }
+    return lo;
+  }
+
+  /**
+   * The number of the last block whose timestamp is at or before `t`. The index answers inside the range
+   * it holds; before it (INDEX_FROM_BLOCK above 0) and past its tip, the node's headers do.
+   */
+  async function blockAt(t: bigint): Promise<bigint | undefined> {
+    const bounds = await blocks.bounds();
+    if (bounds && t >= bounds.first.timestamp && t < bounds.last.timestamp) {
+      return (await blocks.atOrBefore(t))?.number;
+    }
+    if (bounds && t < bounds.first.timestamp) return searchNode(t, 0n, bounds.first.number - 1n);
+    const top =
+      head.latest() ?? parseQuantity(JSON.parse(rawText((await node.call("eth_blockNumber", [])).raw)));
+    return searchNode(t, bounds ? bounds.last.number : 0n, top);
+  }
+
   return [
     defineOperation({
       method: "watch_getBlockNumberByTimestamp",
@@ -28,12 +82,17 @@ export function createStatsOperations(): Operation[] {
         toParams: (b) => [b.timestamp],
         response: T.Integer(),
       },
-      run: notYet("watch_getBlockNumberByTimestamp"),
+      run: async ([timestamp]) => {
+        const n = await blockAt(BigInt(timestamp as number));
+        if (n === undefined) throw new NotFoundError(`no block has a timestamp at or before ${timestamp}`);
+        return { raw: n.toString() };
+      },
     }),
     defineOperation({
       method: "watch_getStatsByDay",
       group: "Methods",
-      summary: "Figures of the UTC day that contains the given Unix time.",
+      summary:
+        "Figures of the UTC day that contains the given Unix time, from the indexed blocks of that day.",
       params: [{ name: "timestamp", schema: Timestamp }],
       result: T.Union([DayStats, T.Null()]),
       rest: {
@@ -42,7 +101,18 @@ export function createStatsOperations(): Operation[] {
         toParams: (b) => [b.timestamp],
         response: T.Union([DayStats, T.Null()]),
       },
-      run: notYet("watch_getStatsByDay"),
+      run: async ([timestamp]) => {
+        const t = BigInt(timestamp as number);
+        if (t > MAX_DATE_SECONDS) return { raw: "null" };
+        const s = await blocks.dayStats(new Date(Number(t) * 1000).toISOString().slice(0, 10));
+        if (!s) return { raw: "null" };
+        const transactions = BigInt(s.transactionCount);
+        const averageGasPrice = transactions > 0n ? BigInt(s.gasPriceSum) / transactions : 0n;
+        const minersReward = BigInt(s.totalFees) - BigInt(s.burntFees);
+        return {
+          raw: `{"date":"${s.day}","fromBlock":${s.fromBlock},"toBlock":${s.toBlock},"blockCount":${s.blockCount},"transactionCount":${s.transactionCount},"transferCount":${s.transferCount},"activeAddresses":${s.activeAddresses},"totalGasUsed":${s.totalGasUsed},"averageGasPrice":${averageGasPrice},"totalFees":${s.totalFees},"burntFees":${s.burntFees},"minersReward":${minersReward},"uncleBlockReward":0}`,
+        };
+      },
     }),
     defineOperation({
       method: "watch_getBlockNumbersByDay",
@@ -56,7 +126,16 @@ export function createStatsOperations(): Operation[] {
         toParams: (b) => [b.date],
         response: T.Union([BlockRange, T.Null()]),
       },
-      run: notYet("watch_getBlockNumbersByDay"),
+      run: async ([date]) => {
+        const start = midnight(date as string);
+        const before = await blockAt(start - 1n);
+        const fromBlock = before === undefined ? 0n : before + 1n;
+        const toBlock = await blockAt(start + DAY_SECONDS - 1n);
+        if (toBlock === undefined || toBlock < fromBlock) return { raw: "null" };
+        return {
+          raw: `{"date":"${date}","fromBlock":${fromBlock},"toBlock":${toBlock},"blockCount":${toBlock - fromBlock + 1n}}`,
+        };
+      },
     }),
   ];
 }

@@ -1,10 +1,97 @@
 /** Transfer history from the index (SPEC.md §4.1, DESIGN.md §3). */
 import { Type as T } from "@sinclair/typebox";
-import { NotAvailableError } from "../errors";
-import { defineOperation, type Operation } from "./operation";
+import { toNodeBlockRef } from "../chain/blockRef";
+import type { ChainInfo } from "../chain/chains";
+import { TransferKind } from "../chain/decode";
+import type { ChainHead } from "../chain/head";
+import type { BlockQueries } from "../db/blockQueries";
+import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
+import { rfc3339 } from "../json";
+import { defineOperation, type Operation, type OperationResult } from "./operation";
 import { Transfer, TransfersBody, TransfersByAddressBody } from "./schemas";
 
-export function createTransferOperations(): Operation[] {
+const DEFAULT_LIMIT = 50;
+/** PostgreSQL's bigint: block numbers above it select nothing more. */
+const MAX_DB_BLOCK = 2n ** 63n - 1n;
+const NATIVE_DECIMALS = 18;
+
+const KIND: Record<string, TransferKind> = {
+  trx: TransferKind.trx,
+  erc20transfer: TransferKind.erc20,
+  erc721transfer: TransferKind.erc721,
+};
+const TYPE_NAME = ["trx", "erc20transfer", "erc721transfer"] as const;
+
+interface TransferBody {
+  addresses?: string | string[];
+  transferDirection?: "from" | "to" | null;
+  fromBlock?: number | string | null;
+  toBlock?: number | string | null;
+  transferType?: string | null;
+  contractAddresses?: string | string[] | null;
+  offset?: number | null;
+  limit?: number | null;
+}
+
+const lowerList = (v: string | string[] | null | undefined) =>
+  v === null || v === undefined ? undefined : (Array.isArray(v) ? v : [v]).map((a) => a.toLowerCase());
+
+const str = JSON.stringify;
+
+export function createTransferOperations(options: {
+  transfers: TransferQueries;
+  blocks: BlockQueries;
+  head: ChainHead;
+  chain: ChainInfo;
+}): Operation[] {
+  const { transfers, blocks, head, chain } = options;
+  const nativeAsset = str(chain.nativeSymbol);
+
+  /** A block reference of the body, against the index: tags name indexed blocks. */
+  async function resolve(value: number | string | null | undefined, absent: () => Promise<bigint>) {
+    if (value === null || value === undefined) return absent();
+    const ref = toNodeBlockRef(value)!;
+    switch (ref) {
+      case "earliest":
+        return 0n;
+      case "latest":
+      case "pending":
+        return (await blocks.lastBlock()) ?? -1n;
+      case "safe":
+      case "finalized": {
+        const last = (await blocks.lastBlock()) ?? -1n;
+        const final = (ref === "safe" ? head.safe() : head.finalized()) ?? -1n;
+        return final < last ? final : last;
+      }
+      default: {
+        const n = BigInt(ref);
+        return n > MAX_DB_BLOCK ? MAX_DB_BLOCK : n;
+      }
+    }
+  }
+
+  function toJson(r: TransferRecord): string {
+    const native = r.kind === TransferKind.trx;
+    const decimals = native ? NATIVE_DECIMALS : r.kind === TransferKind.erc20 ? r.decimals : null;
+    // Built as text: value and fee are numeric digits from the database, spliced in exactly.
+    return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${native ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}","to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;
+  }
+
+  async function page(body: TransferBody): Promise<OperationResult> {
+    const query: TransferQuery = {
+      addresses: lowerList(body.addresses),
+      direction: body.transferDirection ?? undefined,
+      kind: body.transferType ? KIND[body.transferType] : undefined,
+      contracts: lowerList(body.contractAddresses),
+      fromBlock: await resolve(body.fromBlock, async () => 0n),
+      toBlock: await resolve(body.toBlock, async () => MAX_DB_BLOCK),
+      offset: body.offset ?? 0,
+      limit: body.limit ?? DEFAULT_LIMIT,
+    };
+    const rows = await transfers.transfers(query);
+    return { raw: `[${rows.map(toJson).join(",")}]` };
+  }
+
   return [
     defineOperation({
       method: "watch_getTransfersByAddress",
@@ -18,9 +105,7 @@ export function createTransferOperations(): Operation[] {
         toParams: (b) => [b],
         response: T.Array(Transfer),
       },
-      run: async () => {
-        throw new NotAvailableError("watch_getTransfersByAddress");
-      },
+      run: (params) => page(params[0] as TransferBody),
     }),
     defineOperation({
       method: "watch_getTransfers",
@@ -34,9 +119,7 @@ export function createTransferOperations(): Operation[] {
         toParams: (b) => [b],
         response: T.Array(Transfer),
       },
-      run: async () => {
-        throw new NotAvailableError("watch_getTransfers");
-      },
+      run: (params) => page((params[0] ?? {}) as TransferBody),
     }),
   ];
 }

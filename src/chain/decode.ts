@@ -1,0 +1,245 @@
+/**
+ * A block and its receipts, decoded into what the index keeps (DESIGN.md §3):
+ *  - a native transfer (`trx`) for every transaction that carries value, failed ones included;
+ *  - ERC-20 transfers (a `Transfer` log with 3 topics and 32 bytes of data) and ERC-721 transfers (4 topics:
+ *    the token id is the value);
+ *  - ERC-20 approvals (an `Approval` log with 3 topics and 32 bytes of data);
+ *  - the block's aggregates for the daily figures, and every address it touched.
+ * Amounts stay bigints from end to end.
+ */
+import { parseQuantity } from "./blockRef";
+
+export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+export const APPROVAL_TOPIC = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
+
+export const TransferKind = { trx: 0, erc20: 1, erc721: 2 } as const;
+export type TransferKind = (typeof TransferKind)[keyof typeof TransferKind];
+
+export interface TransferRow {
+  transactionIndex: number;
+  /** -1 for the transaction's native transfer. */
+  logIndex: number;
+  transactionHash: string;
+  kind: TransferKind;
+  contract: string | null;
+  from: string;
+  to: string | null;
+  value: bigint;
+  fee: bigint;
+  error: boolean;
+}
+
+export interface ApprovalRow {
+  transactionIndex: number;
+  logIndex: number;
+  transactionHash: string;
+  contract: string;
+  owner: string;
+  spender: string;
+  value: bigint;
+  fee: bigint;
+  error: boolean;
+}
+
+export interface DecodedBlock {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  timestamp: bigint;
+  miner: string;
+  gasUsed: bigint;
+  gasLimit: bigint;
+  baseFee: bigint | null;
+  transactionCount: number;
+  uncleCount: number;
+  totalFees: bigint;
+  burntFees: bigint;
+  gasPriceSum: bigint;
+  transfers: TransferRow[];
+  approvals: ApprovalRow[];
+  /** Every address that sent or received a transaction or a transfer (but the zero address). */
+  addresses: string[];
+  /** Contracts seen in token transfers and approvals (their metadata names the asset). */
+  tokens: string[];
+}
+
+interface RawTx {
+  hash: string;
+  from: string;
+  to: string | null;
+  value: string;
+  gasPrice?: string;
+  transactionIndex: string;
+}
+interface RawLog {
+  address: string;
+  topics: string[];
+  data: string;
+  logIndex: string;
+}
+interface RawReceipt {
+  transactionHash: string;
+  transactionIndex: string;
+  status?: string;
+  gasUsed: string;
+  effectiveGasPrice?: string;
+  contractAddress?: string | null;
+  blobGasUsed?: string;
+  blobGasPrice?: string;
+  l1Fee?: string;
+  logs: RawLog[];
+}
+export interface RawBlock {
+  number: string;
+  hash: string;
+  parentHash: string;
+  timestamp: string;
+  miner: string;
+  gasUsed: string;
+  gasLimit: string;
+  baseFeePerGas?: string | null;
+  uncles?: string[];
+  transactions: RawTx[];
+}
+
+const q = (hex: string | undefined | null): bigint => (hex ? parseQuantity(hex) : 0n);
+/** Mints come from it and burns go to it: a marker, not an account anyone uses. */
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+/** The address in the last 20 bytes of a 32-byte topic. */
+const topicAddress = (topic: string) => `0x${topic.slice(26)}`.toLowerCase();
+const WORD = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * A transaction's fee (DESIGN.md §3): gasUsed x effectiveGasPrice (the transaction's gasPrice where the
+ * receipt has none), plus blobGasUsed x blobGasPrice, plus an L2's l1Fee.
+ */
+export function transactionFee(receipt: RawReceipt, tx: RawTx): { fee: bigint; gasPrice: bigint } {
+  const gasPrice = q(receipt.effectiveGasPrice ?? tx.gasPrice);
+  const fee =
+    q(receipt.gasUsed) * gasPrice + q(receipt.blobGasUsed) * q(receipt.blobGasPrice) + q(receipt.l1Fee);
+  return { fee, gasPrice };
+}
+
+export function decodeBlock(block: RawBlock, receipts: RawReceipt[]): DecodedBlock {
+  if (receipts.length !== block.transactions.length) {
+    throw new Error(
+      `block ${block.number}: ${block.transactions.length} transactions but ${receipts.length} receipts`,
+    );
+  }
+  const transfers: TransferRow[] = [];
+  const approvals: ApprovalRow[] = [];
+  const addresses = new Set<string>();
+  const tokens = new Set<string>();
+  let totalFees = 0n;
+  let gasPriceSum = 0n;
+  let blobBurnt = 0n;
+
+  for (let i = 0; i < block.transactions.length; i++) {
+    const tx = block.transactions[i]!;
+    const receipt = receipts[i]!;
+    if (receipt.transactionHash !== tx.hash) {
+      throw new Error(
+        `block ${block.number}: receipt ${i} is for ${receipt.transactionHash}, not ${tx.hash}`,
+      );
+    }
+    const { fee, gasPrice } = transactionFee(receipt, tx);
+    totalFees += fee;
+    gasPriceSum += gasPrice;
+    blobBurnt += q(receipt.blobGasUsed) * q(receipt.blobGasPrice);
+    // Receipts from before Byzantium have no status: those transactions did not fail in a way it shows.
+    const error = receipt.status === "0x0";
+    const from = tx.from.toLowerCase();
+    const to = (tx.to ?? receipt.contractAddress ?? null)?.toLowerCase() ?? null;
+    addresses.add(from);
+    if (to) addresses.add(to);
+    const value = q(tx.value);
+    if (value > 0n) {
+      transfers.push({
+        transactionIndex: i,
+        logIndex: -1,
+        transactionHash: tx.hash,
+        kind: TransferKind.trx,
+        contract: null,
+        from,
+        to,
+        value,
+        fee,
+        error,
+      });
+    }
+    for (const log of receipt.logs) {
+      const topic0 = log.topics[0]?.toLowerCase();
+      if (topic0 !== TRANSFER_TOPIC && topic0 !== APPROVAL_TOPIC) continue;
+      const contract = log.address.toLowerCase();
+      const logIndex = Number(q(log.logIndex));
+      if (topic0 === TRANSFER_TOPIC && log.topics.length === 3 && WORD.test(log.data)) {
+        const row = {
+          transactionIndex: i,
+          logIndex,
+          transactionHash: tx.hash,
+          kind: TransferKind.erc20,
+          contract,
+          from: topicAddress(log.topics[1]!),
+          to: topicAddress(log.topics[2]!),
+          value: BigInt(log.data),
+          fee,
+          error,
+        };
+        transfers.push(row);
+        addresses.add(row.from).add(row.to);
+        tokens.add(contract);
+      } else if (topic0 === TRANSFER_TOPIC && log.topics.length === 4) {
+        const row = {
+          transactionIndex: i,
+          logIndex,
+          transactionHash: tx.hash,
+          kind: TransferKind.erc721,
+          contract,
+          from: topicAddress(log.topics[1]!),
+          to: topicAddress(log.topics[2]!),
+          value: BigInt(log.topics[3]!),
+          fee,
+          error,
+        };
+        transfers.push(row);
+        addresses.add(row.from).add(row.to);
+        tokens.add(contract);
+      } else if (topic0 === APPROVAL_TOPIC && log.topics.length === 3 && WORD.test(log.data)) {
+        approvals.push({
+          transactionIndex: i,
+          logIndex,
+          transactionHash: tx.hash,
+          contract,
+          owner: topicAddress(log.topics[1]!),
+          spender: topicAddress(log.topics[2]!),
+          value: BigInt(log.data),
+          fee,
+          error,
+        });
+        tokens.add(contract);
+      }
+    }
+  }
+
+  const baseFee = block.baseFeePerGas ? parseQuantity(block.baseFeePerGas) : null;
+  const gasUsed = parseQuantity(block.gasUsed);
+  return {
+    number: parseQuantity(block.number),
+    hash: block.hash.toLowerCase(),
+    parentHash: block.parentHash.toLowerCase(),
+    timestamp: parseQuantity(block.timestamp),
+    miner: block.miner.toLowerCase(),
+    gasUsed,
+    gasLimit: parseQuantity(block.gasLimit),
+    baseFee,
+    transactionCount: block.transactions.length,
+    uncleCount: block.uncles?.length ?? 0,
+    totalFees,
+    burntFees: (baseFee ?? 0n) * gasUsed + blobBurnt,
+    gasPriceSum,
+    transfers,
+    approvals,
+    addresses: [...addresses].filter((a) => a !== ZERO_ADDRESS),
+    tokens: [...tokens],
+  };
+}

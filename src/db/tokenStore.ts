@@ -1,0 +1,41 @@
+/** Token metadata kept in the database, read by the transfer queries and the token operations. */
+import type { TokenMetadata } from "../chain/tokenMetadata";
+import type { Sql } from "./database";
+
+export interface StoredTokenMetadata extends TokenMetadata {
+  address: string;
+  updatedAt: Date;
+}
+
+export function createTokenStore(sql: Sql) {
+  return {
+    /** Those of the addresses never looked up (token or not). */
+    async unknown(addresses: string[]): Promise<string[]> {
+      const rows =
+        await sql`select '0x' || a as address from unnest(${addresses.map((a) => a.slice(2))}::text[]) a
+        where not exists (select 1 from token_metadata m where m.address = decode(a, 'hex'))`;
+      return rows.map((r) => r.address as string);
+    },
+    async upsert(address: string, meta: TokenMetadata): Promise<void> {
+      await sql`insert into token_metadata (address, is_token, name, symbol, decimals, updated_at)
+        values (decode(${address.slice(2)}, 'hex'), ${meta.isToken}, ${meta.name}, ${meta.symbol}, ${meta.decimals}, now())
+        on conflict (address) do update set is_token = excluded.is_token, name = excluded.name,
+          symbol = excluded.symbol, decimals = excluded.decimals, updated_at = now()`;
+    },
+    async get(address: string): Promise<StoredTokenMetadata | undefined> {
+      const [row] = await sql`select is_token, name, symbol, decimals, updated_at from token_metadata
+        where address = decode(${address.slice(2)}, 'hex')`;
+      if (!row) return undefined;
+      return {
+        address,
+        isToken: row.is_token as boolean,
+        name: row.name as string | null,
+        symbol: row.symbol as string | null,
+        decimals: row.decimals as number | null,
+        updatedAt: row.updated_at as Date,
+      };
+    },
+  };
+}
+
+export type TokenStore = ReturnType<typeof createTokenStore>;

@@ -1,0 +1,373 @@
+/**
+ * The indexer: backfills from INDEX_FROM_BLOCK, then follows the head, writing each block's transfers,
+ * approvals and aggregates to PostgreSQL.
+ *
+ * - Blocks and receipts come through the node engine (batched, cached), fetched a window ahead.
+ * - Each group of blocks is written in one transaction with the progress row: after a crash the index ends
+ *   at a group boundary, and a restart resumes there, with no gap and nothing written twice.
+ * - Reorgs: a block whose parent is not the stored block below it, or a stored tip the chain follower no
+ *   longer holds canonical, makes the indexer walk back to the common ancestor, delete everything from the
+ *   fork up (one delete: the derived rows cascade), and index the new branch.
+ * - One indexer a database: the leader holds a session advisory lock on a reserved connection; the others
+ *   wait and serve queries, and one takes over when the leader's connection dies.
+ */
+import { LRUCache } from "lru-cache";
+import { quantity } from "../chain/blockRef";
+import type { ChainInfo } from "../chain/chains";
+import { type DecodedBlock, decodeBlock, type RawBlock } from "../chain/decode";
+import type { ChainHead } from "../chain/head";
+import { readTokenMetadata } from "../chain/tokenMetadata";
+import { createChainStore, FencedError } from "../db/chainStore";
+import type { Sql } from "../db/database";
+import { createTokenStore } from "../db/tokenStore";
+import { rawText } from "../json";
+import type { Logger } from "../log";
+import type { NodeClient } from "../operations/node";
+
+/** Blocks fetched ahead of the one being written. */
+const WINDOW_BLOCKS = 32;
+/** A write group closes at this many transfers (or at the end of the window). */
+const GROUP_TRANSFERS = 5_000;
+/** How often a standby instance tries for the lock, and the leader checks it still holds it. */
+const LOCK_RETRY_MS = 2_000;
+const LEADER_CHECK_MS = 5_000;
+/** Backfill progress is logged this often. */
+const PROGRESS_INTERVAL_MS = 10_000;
+/** Deepest reorg followed back; deeper means something is badly wrong, and the indexer stops to say so. */
+const MAX_REORG_DEPTH = 1_024n;
+/** Contracts remembered as looked up, so each group does not ask the database again. */
+const SEEN_TOKENS = 100_000;
+/** Token metadata lookups running at once. */
+const TOKEN_LOOKUPS = 4;
+/** The advisory lock's key: any constant of this project's own. */
+const LOCK_KEY = 0x696e_6478;
+
+export interface IndexerEvents {
+  written?(blocks: number, transfers: number, last: bigint): void;
+  reorg?(from: bigint): void;
+}
+
+export interface Indexer {
+  /** The last block in the index (from the database when this instance is not the leader). */
+  readonly lastBlock: bigint | null;
+  readonly leading: boolean;
+  stop(): Promise<void>;
+}
+
+class ReorgError extends Error {
+  constructor(readonly at: bigint) {
+    super(`block ${at} does not extend the index`);
+  }
+}
+
+/** A block and receipts read from two sides of a reorg: read them again. */
+class TornReadError extends Error {}
+
+export function startIndexer(options: {
+  sql: Sql;
+  /** The embedded database serves one process (its directory is locked): no other instance can lead. */
+  exclusive: boolean;
+  /** False (INDEXER=off): never lead, only follow the progress of the instance that does. */
+  enabled: boolean;
+  node: NodeClient;
+  /** Receipts of one block (the ext_getBlockReceipts operation, with its fallback). */
+  receipts(block: string): Promise<string>;
+  head: ChainHead;
+  chain: ChainInfo;
+  /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
+  fromBlock: number | undefined;
+  pollMs: number;
+  log: Logger;
+  events?: IndexerEvents;
+}): Indexer {
+  const { sql, node, head, chain, log, events } = options;
+  const log_ = log.child({ component: "indexer" });
+  const store = createChainStore(sql);
+  const tokens = createTokenStore(sql);
+  let stopped = false;
+  let leading = false;
+  let lastBlock: bigint | null = null;
+  let lastHash: string | undefined;
+  let firstBlock = 0n;
+  let reorgFrom: bigint | undefined;
+  let wake: (() => void) | undefined;
+  const tokenWork = new Set<Promise<void>>();
+  const tokenQueue: string[] = [];
+  const seenTokens = new LRUCache<string, true>({ max: SEEN_TOKENS });
+
+  head.onReorg((from) => {
+    reorgFrom = reorgFrom === undefined || from < reorgFrom ? from : reorgFrom;
+    wake?.();
+  });
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      wake = undefined;
+    });
+
+  async function fetchBlock(n: bigint): Promise<{ block: RawBlock; receipts: unknown[] } | undefined> {
+    const ref = quantity(n);
+    const [block, receipts] = await Promise.all([
+      node.call("eth_getBlockByNumber", [ref, true]),
+      options.receipts(ref),
+    ]);
+    const blockText = rawText(block.raw);
+    if (blockText === "null" || receipts === "null") return undefined;
+    const parsed = JSON.parse(blockText) as RawBlock;
+    const list = JSON.parse(receipts) as { blockHash: string }[];
+    for (const receipt of list) {
+      if (receipt.blockHash !== parsed.hash) throw new TornReadError(`block ${n} changed while it was read`);
+    }
+    return { block: parsed, receipts: list };
+  }
+
+  async function canonicalHash(n: bigint): Promise<string | undefined> {
+    const known = head.canonicalHash(n);
+    if (known) return known;
+    const raw = rawText((await node.call("eth_getBlockByNumber", [quantity(n), false])).raw);
+    return raw === "null" ? undefined : (JSON.parse(raw) as { hash: string }).hash.toLowerCase();
+  }
+
+  /** Walks back from `from - 1` to the newest block stored with its canonical hash; removes what is above. */
+  async function rewind(from: bigint): Promise<void> {
+    let k = from - 1n;
+    while (k >= firstBlock) {
+      if (from - k > MAX_REORG_DEPTH) {
+        throw new Error(
+          `reorg deeper than ${MAX_REORG_DEPTH} blocks below ${from}; refusing to rewind further`,
+        );
+      }
+      const stored = await store.hashOf(k);
+      if (stored !== undefined && stored === (await canonicalHash(k))) break;
+      k--;
+    }
+    await store.rewind(k + 1n, lastBlock!);
+    log_.warn("reorganized blocks removed from the index", {
+      from: (k + 1n).toString(),
+      was: lastBlock?.toString(),
+    });
+    events?.reorg?.(k + 1n);
+    lastBlock = k;
+    lastHash = k >= firstBlock ? await store.hashOf(k) : undefined;
+  }
+
+  /** Queues the contracts whose metadata has never been read. */
+  async function lookUpTokens(list: Iterable<string>): Promise<void> {
+    const fresh = [...list].filter((token) => !seenTokens.has(token));
+    if (fresh.length === 0) return;
+    for (const token of fresh) seenTokens.set(token, true);
+    tokenQueue.push(...(await tokens.unknown(fresh)));
+    pumpTokens();
+  }
+
+  function pumpTokens() {
+    while (tokenWork.size < TOKEN_LOOKUPS && tokenQueue.length > 0) {
+      const token = tokenQueue.shift()!;
+      const work = readTokenMetadata(node, token)
+        .then((meta) => tokens.upsert(token, meta))
+        .catch((error) => {
+          seenTokens.delete(token);
+          log_.debug("token metadata lookup failed", { token, error: (error as Error).message });
+        })
+        .finally(() => {
+          tokenWork.delete(work);
+          if (!stopped) pumpTokens();
+        });
+      tokenWork.add(work);
+    }
+  }
+
+  async function firstBlockToIndex(): Promise<bigint> {
+    if (options.fromBlock !== undefined) return BigInt(options.fromBlock);
+    if (chain.devChain) return 0n;
+    let top = head.latest();
+    while (top === undefined && !stopped) {
+      await sleep(options.pollMs);
+      top = head.latest();
+    }
+    const day = BigInt(Math.ceil(86_400_000 / chain.blockTimeMs));
+    return top !== undefined && top > day ? top - day : 0n;
+  }
+
+  /** Indexes while this instance holds the lock. */
+  async function lead(stillLeading: () => boolean): Promise<void> {
+    const state = (await store.state()) ?? (await store.start(await firstBlockToIndex()));
+    firstBlock = state.firstBlock;
+    lastBlock = state.lastBlock;
+    lastHash = lastBlock >= firstBlock ? await store.hashOf(lastBlock) : undefined;
+    log_.info("indexing", { from: (lastBlock + 1n).toString(), first: firstBlock.toString() });
+
+    let reportAt = Date.now() + PROGRESS_INTERVAL_MS;
+    let reportBlocks = 0;
+    let reportTransfers = 0;
+
+    while (!stopped && stillLeading()) {
+      // A reorg the follower saw, or a stored tip it no longer holds canonical.
+      const tipCanonical = lastBlock >= firstBlock ? head.canonicalHash(lastBlock) : undefined;
+      if (
+        (reorgFrom !== undefined && reorgFrom <= lastBlock) ||
+        (tipCanonical !== undefined && lastHash !== undefined && tipCanonical !== lastHash)
+      ) {
+        reorgFrom = undefined;
+        await rewind(lastBlock + 1n);
+        continue;
+      }
+      reorgFrom = undefined;
+      const top = head.latest();
+      if (top === undefined || lastBlock >= top) {
+        if (top !== undefined && top < lastBlock) {
+          await rewind(top + 1n);
+          continue;
+        }
+        await sleep(options.pollMs);
+        continue;
+      }
+
+      const end = lastBlock + BigInt(WINDOW_BLOCKS) < top ? lastBlock + BigInt(WINDOW_BLOCKS) : top;
+      const numbers: bigint[] = [];
+      for (let n = lastBlock + 1n; n <= end; n++) numbers.push(n);
+      let group: DecodedBlock[] = [];
+      let groupTransfers = 0;
+      const flush = async () => {
+        if (group.length === 0) return;
+        await store.write(group, lastBlock!);
+        const tail = group[group.length - 1]!;
+        lastBlock = tail.number;
+        lastHash = tail.hash;
+        reportBlocks += group.length;
+        reportTransfers += groupTransfers;
+        events?.written?.(group.length, groupTransfers, lastBlock);
+        await lookUpTokens(new Set(group.flatMap((block) => block.tokens)));
+        group = [];
+        groupTransfers = 0;
+      };
+      try {
+        const fetched = await Promise.all(numbers.map(fetchBlock));
+        let parent = lastHash;
+        for (const item of fetched) {
+          // The node has not got that far (a lagging upstream): index what there is, come back later.
+          if (!item) break;
+          const block = decodeBlock(item.block, item.receipts as never);
+          if (parent !== undefined && block.parentHash !== parent) throw new ReorgError(block.number);
+          group.push(block);
+          groupTransfers += block.transfers.length;
+          parent = block.hash;
+          if (groupTransfers >= GROUP_TRANSFERS) await flush();
+        }
+        await flush();
+      } catch (error) {
+        await flush().catch(() => {});
+        if (error instanceof ReorgError) {
+          await rewind(error.at);
+          continue;
+        }
+        if (error instanceof TornReadError) {
+          await sleep(options.pollMs);
+          continue;
+        }
+        throw error;
+      }
+
+      if (Date.now() >= reportAt) {
+        const seconds = (Date.now() - reportAt + PROGRESS_INTERVAL_MS) / 1000;
+        const behind = top - lastBlock;
+        const blocksPerSecond = reportBlocks / seconds;
+        log_.info("indexer progress", {
+          last: lastBlock.toString(),
+          head: top.toString(),
+          behind: behind.toString(),
+          blocksPerSecond: Math.round(blocksPerSecond * 10) / 10,
+          transfersPerSecond: Math.round(reportTransfers / seconds),
+          etaSeconds: blocksPerSecond > 0 ? Math.round(Number(behind) / blocksPerSecond) : null,
+        });
+        reportAt = Date.now() + PROGRESS_INTERVAL_MS;
+        reportBlocks = 0;
+        reportTransfers = 0;
+      }
+    }
+  }
+
+  /** Reads the progress of the instance that writes the index. */
+  async function follow() {
+    const state = await store.state();
+    if (state) {
+      firstBlock = state.firstBlock;
+      lastBlock = state.lastBlock;
+    }
+  }
+
+  /** Leads until stopped, the lock is lost, or an error: then tries again after a pause. */
+  async function leadWhileLocked(): Promise<void> {
+    if (!options.enabled) {
+      await follow();
+      return;
+    }
+    if (options.exclusive) {
+      leading = true;
+      return lead(() => true);
+    }
+    const conn = await sql.reserve();
+    try {
+      const [row] = await conn`select pg_try_advisory_lock(${LOCK_KEY}) as locked`;
+      if (!row?.locked) {
+        // Another instance indexes: follow its progress for /health.
+        await follow();
+        return;
+      }
+      leading = true;
+      let lockAlive = true;
+      // The lock lives as long as this session: if the connection drops, the lead is gone.
+      const check = setInterval(() => {
+        conn`select 1`.catch(() => {
+          lockAlive = false;
+          wake?.();
+        });
+      }, LEADER_CHECK_MS);
+      try {
+        await lead(() => lockAlive);
+      } finally {
+        clearInterval(check);
+        await conn`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {});
+      }
+    } finally {
+      leading = false;
+      conn.release();
+    }
+  }
+
+  const running = (async () => {
+    while (!stopped) {
+      try {
+        await leadWhileLocked();
+      } catch (error) {
+        if (stopped) break;
+        if (error instanceof FencedError)
+          log_.warn("another instance took over the index", { error: error.message });
+        else log_.error("indexing failed; retrying", { error });
+      }
+      leading = false;
+      if (!stopped) await sleep(LOCK_RETRY_MS);
+    }
+  })();
+
+  return {
+    get lastBlock() {
+      return lastBlock !== null && lastBlock >= firstBlock ? lastBlock : null;
+    },
+    get leading() {
+      return leading;
+    },
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+      await Promise.allSettled([...tokenWork]);
+    },
+  };
+}
