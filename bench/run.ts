@@ -10,8 +10,10 @@
  * Then the disk tier: 10,000 distinct blocks of receipts (more than the memory tier holds) read through
  * ext_getBlockReceipts and through the stream endpoint, beside the raw read speed of the store.
  *
+ * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers.
+ *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64),
- * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk").
+ * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk,indexer").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,36 +21,26 @@ import { join } from "node:path";
 import { JsonRpcProvider } from "ethers";
 import { startAnvil } from "../src/upstream/devChain";
 import { anvilWallets, calldata, deployContract, rpc, waitForReceipt } from "../test/support/chain";
-import { ensureWrk, type WrkResult, wrk } from "./wrk";
+import { indexerPhase } from "./indexerPhase";
+import {
+  CONNECTIONS,
+  fmt,
+  freePort,
+  kb,
+  measure,
+  SECONDS,
+  startService,
+  sumMatching,
+  sumMetric,
+  THREADS,
+  WARMUP_S,
+} from "./support";
+import { ensureWrk, wrk } from "./wrk";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const THREADS = 2;
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk").split(",");
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
-const WARMUP_S = 1;
-const ROOT = join(import.meta.dir, "..");
-
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
-
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await Bun.sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
-
 /** Blocks whose answers are the bench's small and large bodies: 20 and 150 transactions with calldata. */
 async function buildChain(url: string): Promise<{ small: number; large: number }> {
   const provider = new JsonRpcProvider(url, 31337, { staticNetwork: true });
@@ -82,32 +74,6 @@ async function buildChain(url: string): Promise<{ small: number; large: number }
   return { small, large };
 }
 
-async function startService(upstream: string, dataDir: string, env: Record<string, string> = {}) {
-  const port = freePort();
-  const child = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts")], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      UPSTREAM_URLS: upstream,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: "warn",
-      BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
-      ...env,
-    },
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/health`);
-  return {
-    url,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.exited;
-    },
-  };
-}
-
 async function startRaw(body: string, mode: "static" | "read") {
   const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
   writeFileSync(join(dir, "body.json"), body);
@@ -139,24 +105,6 @@ async function startRaw(body: string, mode: "static" | "read") {
     },
   };
 }
-
-async function measure(url: string, bodies: string[], connections = CONNECTIONS): Promise<WrkResult> {
-  await wrk({ url, bodies, connections, threads: THREADS, durationS: WARMUP_S });
-  return wrk({ url, bodies, connections, threads: THREADS, durationS: SECONDS });
-}
-
-function sumMetric(text: string, name: string): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
-}
-
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const kb = (bytes: number) => `${fmt(bytes / 1024, 1)} KB`;
 
 /** Streams a range and returns bytes and seconds. */
 async function streamRange(
@@ -216,6 +164,7 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
 
     // A memory tier far smaller than the range: most hits come from disk.
     service = await startService(anvil.url, dataDir, {
+      INDEXER: "off",
       CACHE_MEMORY_MB: "16",
       CACHE_DISK_MB: "2048",
       STREAM_PREFETCH: "32",
@@ -269,15 +218,6 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
   }
 }
 
-function sumMatching(text: string, name: string, labels: string): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(`${name}{`) && line.includes(labels))
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
-}
-
 async function engineAndCachePhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-"));
@@ -285,7 +225,8 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
   try {
     const { small, large } = await buildChain(anvil.url);
     await rpc(anvil.url)("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
-    service = await startService(anvil.url, dataDir);
+    // The engine alone: an indexer reading the same node would take part of its time.
+    service = await startService(anvil.url, dataDir, { INDEXER: "off" });
     lines.push(
       `wrk: ${THREADS} threads, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_S} s of warm-up; ${new Date().toISOString()}`,
       "",
@@ -385,6 +326,7 @@ async function main() {
   const lines: string[] = [];
   if (PHASES.includes("engine")) await engineAndCachePhase(lines, rows);
   if (PHASES.includes("disk")) await diskPhase(lines, rows);
+  if (PHASES.includes("indexer")) await indexerPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -158,6 +158,16 @@ export function createMetrics() {
       help: "Transfers written to the index",
       registers,
     }),
+    indexWriteSeconds: new Counter({
+      name: "gateway_indexer_write_seconds_total",
+      help: "Time spent in the index's write transactions",
+      registers,
+    }),
+    indexMaintenance: new Counter({
+      name: "gateway_indexer_maintenance_total",
+      help: "VACUUM (ANALYZE) runs over the index's tables, after a backfill and every 250,000 transfers",
+      registers,
+    }),
     indexedHead: new Gauge({
       name: "gateway_indexer_last_block",
       help: "The last block written to the index by this instance",

@@ -228,12 +228,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
       pollMs: headPollMs,
       log,
       events: {
-        written: (count, transfers, last) => {
+        written: (count, transfers, last, seconds) => {
           metrics.indexedBlocks.inc(count);
+          metrics.indexWriteSeconds.inc(seconds);
           metrics.indexedTransfers.inc(transfers);
           metrics.indexedHead.set(Number(last));
         },
         reorg: () => metrics.indexerReorgs.inc(),
+        maintained: () => metrics.indexMaintenance.inc(),
       },
     });
     cleanups.push(() => indexer.stop());

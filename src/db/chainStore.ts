@@ -37,6 +37,8 @@ export interface ChainStore {
   write(blocks: DecodedBlock[], expectedLast: bigint): Promise<void>;
   /** Removes every block from `from` up (and all derived from them); the index then ends at from - 1. */
   rewind(from: bigint, expectedLast: bigint): Promise<void>;
+  /** Refreshes the planner's statistics and the visibility map of the tables the indexer grows. */
+  maintain(): Promise<void>;
 }
 
 export function createChainStore(sql: Sql): ChainStore {
@@ -249,6 +251,13 @@ export function createChainStore(sql: Sql): ChainStore {
             from (select day, count(*) as n from touched where fresh group by day) f where s.day = f.day`;
         }
       });
+    },
+
+    async maintain() {
+      // Autovacuum waits for a fifth of a table to be new before it looks (and PGlite has none): until
+      // then the planner thinks a grown table is small, and index-only scans visit the heap.
+      await sql`vacuum (analyze) blocks, transfers, transfer_addresses, approvals, block_addresses, daily_stats,
+        day_addresses`;
     },
 
     async rewind(from, expectedLast) {

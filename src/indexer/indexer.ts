@@ -31,8 +31,11 @@ const GROUP_TRANSFERS = 5_000;
 /** How often a standby instance tries for the lock, and the leader checks it still holds it. */
 const LOCK_RETRY_MS = 2_000;
 const LEADER_CHECK_MS = 5_000;
-/** Backfill progress is logged this often. */
+/** Backfill progress is logged this often, while the index is at least BACKFILL_BLOCKS behind. */
 const PROGRESS_INTERVAL_MS = 10_000;
+const BACKFILL_BLOCKS = 32n;
+/** The tables are vacuumed and analyzed after this many transfers written, and when a backfill ends. */
+const MAINTENANCE_TRANSFERS = 250_000;
 /** Deepest reorg followed back; deeper means something is badly wrong, and the indexer stops to say so. */
 const MAX_REORG_DEPTH = 1_024n;
 /** Contracts remembered as looked up, so each group does not ask the database again. */
@@ -43,8 +46,10 @@ const TOKEN_LOOKUPS = 4;
 const LOCK_KEY = 0x696e_6478;
 
 export interface IndexerEvents {
-  written?(blocks: number, transfers: number, last: bigint): void;
+  /** A group written: its blocks and transfers, the last block, and the seconds its transaction took. */
+  written?(blocks: number, transfers: number, last: bigint, seconds: number): void;
   reorg?(from: bigint): void;
+  maintained?(seconds: number): void;
 }
 
 export interface Indexer {
@@ -92,6 +97,8 @@ export function startIndexer(options: {
   let reorgFrom: bigint | undefined;
   let wake: (() => void) | undefined;
   const tokenWork = new Set<Promise<void>>();
+  let maintenance: Promise<void> | undefined;
+  let sinceMaintenance = 0;
   const tokenQueue: string[] = [];
   const seenTokens = new LRUCache<string, true>({ max: SEEN_TOKENS });
 
@@ -129,7 +136,7 @@ export function startIndexer(options: {
 
   async function canonicalHash(n: bigint): Promise<string | undefined> {
     const known = head.canonicalHash(n);
-    if (known) return known;
+    if (known) return known.toLowerCase();
     const raw = rawText((await node.call("eth_getBlockByNumber", [quantity(n), false])).raw);
     return raw === "null" ? undefined : (JSON.parse(raw) as { hash: string }).hash.toLowerCase();
   }
@@ -147,6 +154,8 @@ export function startIndexer(options: {
       if (stored !== undefined && stored === (await canonicalHash(k))) break;
       k--;
     }
+    // The follower's alarm was about blocks the index no longer holds, or holds as they are now.
+    if (k === lastBlock) return;
     await store.rewind(k + 1n, lastBlock!);
     log_.warn("reorganized blocks removed from the index", {
       from: (k + 1n).toString(),
@@ -155,6 +164,24 @@ export function startIndexer(options: {
     events?.reorg?.(k + 1n);
     lastBlock = k;
     lastHash = k >= firstBlock ? await store.hashOf(k) : undefined;
+  }
+
+  /** Runs in the background, one at a time: indexing goes on meanwhile. */
+  function maintain() {
+    if (maintenance) return;
+    sinceMaintenance = 0;
+    const started = performance.now();
+    maintenance = store
+      .maintain()
+      .then(() => {
+        const seconds = (performance.now() - started) / 1000;
+        log_.debug("index tables vacuumed and analyzed", { seconds });
+        events?.maintained?.(seconds);
+      })
+      .catch((error) => log_.warn("index maintenance failed", { error: (error as Error).message }))
+      .finally(() => {
+        maintenance = undefined;
+      });
   }
 
   /** Queues the contracts whose metadata has never been read. */
@@ -206,10 +233,11 @@ export function startIndexer(options: {
     let reportAt = Date.now() + PROGRESS_INTERVAL_MS;
     let reportBlocks = 0;
     let reportTransfers = 0;
+    let backfilling = false;
 
     while (!stopped && stillLeading()) {
       // A reorg the follower saw, or a stored tip it no longer holds canonical.
-      const tipCanonical = lastBlock >= firstBlock ? head.canonicalHash(lastBlock) : undefined;
+      const tipCanonical = lastBlock >= firstBlock ? head.canonicalHash(lastBlock)?.toLowerCase() : undefined;
       if (
         (reorgFrom !== undefined && reorgFrom <= lastBlock) ||
         (tipCanonical !== undefined && lastHash !== undefined && tipCanonical !== lastHash)
@@ -236,13 +264,17 @@ export function startIndexer(options: {
       let groupTransfers = 0;
       const flush = async () => {
         if (group.length === 0) return;
+        const started = performance.now();
         await store.write(group, lastBlock!);
+        const seconds = (performance.now() - started) / 1000;
         const tail = group[group.length - 1]!;
         lastBlock = tail.number;
         lastHash = tail.hash;
         reportBlocks += group.length;
         reportTransfers += groupTransfers;
-        events?.written?.(group.length, groupTransfers, lastBlock);
+        sinceMaintenance += groupTransfers;
+        if (sinceMaintenance >= MAINTENANCE_TRANSFERS) maintain();
+        events?.written?.(group.length, groupTransfers, lastBlock, seconds);
         await lookUpTokens(new Set(group.flatMap((block) => block.tokens)));
         group = [];
         groupTransfers = 0;
@@ -274,18 +306,27 @@ export function startIndexer(options: {
         throw error;
       }
 
+      const behind = top - lastBlock;
+      if (behind >= BACKFILL_BLOCKS) {
+        backfilling = true;
+      } else if (backfilling && behind === 0n) {
+        backfilling = false;
+        log_.info("backfill done: following the head", { last: lastBlock.toString() });
+        maintain();
+      }
       if (Date.now() >= reportAt) {
         const seconds = (Date.now() - reportAt + PROGRESS_INTERVAL_MS) / 1000;
-        const behind = top - lastBlock;
         const blocksPerSecond = reportBlocks / seconds;
-        log_.info("indexer progress", {
-          last: lastBlock.toString(),
-          head: top.toString(),
-          behind: behind.toString(),
-          blocksPerSecond: Math.round(blocksPerSecond * 10) / 10,
-          transfersPerSecond: Math.round(reportTransfers / seconds),
-          etaSeconds: blocksPerSecond > 0 ? Math.round(Number(behind) / blocksPerSecond) : null,
-        });
+        if (backfilling) {
+          log_.info("indexer progress", {
+            last: lastBlock.toString(),
+            head: top.toString(),
+            behind: behind.toString(),
+            blocksPerSecond: Math.round(blocksPerSecond * 10) / 10,
+            transfersPerSecond: Math.round(reportTransfers / seconds),
+            etaSeconds: blocksPerSecond > 0 ? Math.round(Number(behind) / blocksPerSecond) : null,
+          });
+        }
         reportAt = Date.now() + PROGRESS_INTERVAL_MS;
         reportBlocks = 0;
         reportTransfers = 0;
@@ -367,7 +408,7 @@ export function startIndexer(options: {
       stopped = true;
       wake?.();
       await running;
-      await Promise.allSettled([...tokenWork]);
+      await Promise.allSettled([...tokenWork, maintenance]);
     },
   };
 }

@@ -332,12 +332,18 @@ export function transferJson(t: ExpectedTransfer): string {
 }
 
 /**
- * Mines `blocks` blocks, each holding one transferMany of `transfersPerBlock` token transfers to distinct
- * recipients (and, every other block, a native transfer). Returns the token and the new head.
+ * Mines `blocks` blocks, each holding one transferMany of token transfers (`transfersPerBlock` of them to
+ * distinct fixed recipients, or to `recipients(block)`) and, every other block, a native transfer. Returns
+ * the token, the new head and how many transfers that made.
  */
 export async function fillTokenBlocks(
   url: string,
-  options: { blocks: number; transfersPerBlock: number; token?: string },
+  options: {
+    blocks: number;
+    transfersPerBlock?: number;
+    recipients?: (block: number) => string[];
+    token?: string;
+  },
 ): Promise<{ token: string; head: number; transfers: number }> {
   const call = rpc(url);
   const artifacts = await compileContracts();
@@ -354,44 +360,55 @@ export async function fillTokenBlocks(
       { from: alice, data: request.data, gas: hex(5_000_000) },
     ]);
     token = ((await waitForReceipt(url, hash)).contractAddress as string).toLowerCase();
+    const mint = iface.encodeFunctionData("mint", [alice, 2n ** 200n]);
     await waitForReceipt(
       url,
-      await call<string>("eth_sendTransaction", [
-        {
-          from: alice,
-          to: token,
-          data: iface.encodeFunctionData("mint", [alice, 2n ** 200n]),
-          gas: hex(200_000),
-        },
-      ]),
+      await call<string>("eth_sendTransaction", [{ from: alice, to: token, data: mint }]),
     );
     transfers++;
   }
-  const recipients = Array.from(
-    { length: options.transfersPerBlock },
+  const fixed = Array.from(
+    { length: options.transfersPerBlock ?? 0 },
     (_, i) => `0x${(0x100000n + BigInt(i)).toString(16).padStart(40, "0")}`,
   );
-  const amounts = recipients.map((_, i) => BigInt(i + 1));
-  const data = iface.encodeFunctionData("transferMany", [recipients, amounts]);
   let last = "";
   await call("evm_setAutomine", [false]);
   try {
     for (let i = 0; i < options.blocks; i++) {
-      last = await call<string>("eth_sendTransaction", [
-        { from: alice, to: token, data, gas: hex(60_000 * options.transfersPerBlock + 100_000) },
-      ]);
-      transfers += options.transfersPerBlock;
-      if (i % 2 === 0) {
-        await call<string>("eth_sendTransaction", [
-          { from: bob, to: alice, value: hex(i + 1), gas: hex(21_000) },
-        ]);
-        transfers++;
-      }
-      await call("evm_mine", []);
+      const to = options.recipients?.(i) ?? fixed;
+      const data = iface.encodeFunctionData("transferMany", [to, to.map((_, k) => BigInt(k + 1))]);
+      const batch = [
+        {
+          method: "eth_sendTransaction",
+          params: [{ from: alice, to: token, data, gas: hex(40_000 * to.length + 100_000) }],
+        },
+        ...(i % 2 === 0
+          ? [
+              {
+                method: "eth_sendTransaction",
+                params: [{ from: bob, to: alice, value: hex(i + 1), gas: hex(21_000) }],
+              },
+            ]
+          : []),
+        { method: "evm_mine", params: [] },
+      ];
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(batch.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))),
+      });
+      const answers = (await response.json()) as { result?: string; error?: { message: string } }[];
+      const failed = answers.find((a) => a.error);
+      if (failed) throw new Error(`filling block ${i}: ${failed.error!.message}`);
+      last = answers[0]!.result!;
+      transfers += to.length + (i % 2 === 0 ? 1 : 0);
     }
   } finally {
     await call("evm_setAutomine", [true]);
   }
-  if (last) await waitForReceipt(url, last);
+  if (last) {
+    const receipt = await waitForReceipt(url, last);
+    if (receipt.status !== "0x1") throw new Error("a transferMany failed");
+  }
   return { token, head: Number(await call<string>("eth_blockNumber")), transfers };
 }

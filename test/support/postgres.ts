@@ -39,7 +39,8 @@ function freePort(): number {
 
 let counter = 0;
 
-export async function startPostgres(): Promise<PgServer> {
+/** `durable`: PostgreSQL's own defaults (fsync, synchronous commit), as a bench measures a real server. */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PgServer> {
   const bin = binDir();
   const asRoot = process.getuid?.() === 0;
   const runAs = (cmd: string[]) => (asRoot ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd);
@@ -73,12 +74,9 @@ export async function startPostgres(): Promise<PgServer> {
       "-k",
       dir,
       // Test data is disposable: trade durability for speed.
-      "-c",
-      "fsync=off",
-      "-c",
-      "synchronous_commit=off",
-      "-c",
-      "full_page_writes=off",
+      ...(options.durable
+        ? []
+        : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
       "-c",
       "max_connections=300",
     ]),

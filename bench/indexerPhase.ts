@@ -1,0 +1,163 @@
+/**
+ * The indexer phase: a local chain of dense blocks (150 token transfers each, 100 of them to one "hot"
+ * address) indexed into a real PostgreSQL server with its durable defaults (fsync on), first from the
+ * node, then again into a fresh database from the disk cache; then a page deep in the hot address's
+ * history (offset 50,000) read over HTTP, with the plan PostgreSQL chose for it.
+ *
+ * Environment: BENCH_INDEX_BLOCKS (default 1000).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { createTransferQueries } from "../src/db/transferQueries";
+import { startAnvil } from "../src/upstream/devChain";
+import { rpc } from "../test/support/chain";
+import { fillTokenBlocks } from "../test/support/movements";
+import { startPostgres } from "../test/support/postgres";
+import { fmt, measure, startService, sumMetric } from "./support";
+
+const BLOCKS = Number(process.env.BENCH_INDEX_BLOCKS ?? 1_000);
+const HOT_PER_BLOCK = 100;
+const OTHERS_PER_BLOCK = 50;
+/** Half-way through the hot address's history (50,000 at the default 1000 blocks). */
+const DEEP_OFFSET = (BLOCKS * HOT_PER_BLOCK) / 2;
+const PAGE = 50;
+/** anvil's finalized block is head - 64: these many more blocks make the indexed ones final (cacheable). */
+const FINALITY_BLOCKS = 100;
+const CATCH_UP_TIMEOUT_MS = 15 * 60_000;
+const POLL_MS = 100;
+
+const HOT = "0x00000000000000000000000000000000000c0ffe";
+const other = (n: number) => `0x${(0xa000000 + n).toString(16).padStart(40, "0")}`;
+
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await Bun.sleep(POLL_MS);
+  }
+}
+
+async function catchUp(url: string, head: number): Promise<number> {
+  const started = performance.now();
+  const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
+  for (;;) {
+    const health = (await (await fetch(`${url}/health`)).json()) as any;
+    if (health.indexer.lastBlockNumber === head) return (performance.now() - started) / 1000;
+    if (Date.now() > deadline) throw new Error(`the index did not reach block ${head}`);
+    await Bun.sleep(POLL_MS);
+  }
+}
+
+export async function indexerPhase(lines: string[], rows: Record<string, unknown>[]) {
+  const anvil = await startAnvil();
+  const pg = await startPostgres({ durable: true });
+  const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-index-"));
+  const services: { stop(): Promise<void> }[] = [];
+  try {
+    const built = performance.now();
+    const { head: filled, transfers } = await fillTokenBlocks(anvil.url, {
+      blocks: BLOCKS,
+      recipients: (b) => [
+        ...Array.from({ length: HOT_PER_BLOCK }, () => HOT),
+        ...Array.from({ length: OTHERS_PER_BLOCK }, (_, k) => other(b * OTHERS_PER_BLOCK + k)),
+      ],
+    });
+    await rpc(anvil.url)("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
+    const head = filled + FINALITY_BLOCKS;
+    console.error(
+      `built ${BLOCKS} blocks (${fmt(transfers)} transfers) in ${fmt((performance.now() - built) / 1000)} s`,
+    );
+
+    const runs: { label: string; seconds: number; writeSeconds: number; url: string; databaseUrl: string }[] =
+      [];
+    for (const label of ["from the node (anvil)", "from the disk cache, into a fresh database"]) {
+      const databaseUrl = await pg.createDatabase("bench");
+      const service = await startService(anvil.url, dataDir, {
+        DATABASE_URL: databaseUrl,
+        INDEXER: "on",
+        HEAD_POLL_MS: "100",
+      });
+      services.push(service);
+      const seconds = await catchUp(service.url, head);
+      // The page is read as the index stands once its post-backfill VACUUM (ANALYZE) is done.
+      await until(
+        async () =>
+          sumMetric(
+            await (await fetch(`${service.url}/metrics`)).text(),
+            "gateway_indexer_maintenance_total",
+          ) > 0,
+      );
+      const metrics = await (await fetch(`${service.url}/metrics`)).text();
+      const indexed = sumMetric(metrics, "gateway_indexer_transfers_total");
+      if (indexed !== transfers) throw new Error(`indexed ${indexed} transfers, expected ${transfers}`);
+      runs.push({
+        label,
+        seconds,
+        writeSeconds: sumMetric(metrics, "gateway_indexer_write_seconds_total"),
+        url: service.url,
+        databaseUrl,
+      });
+      if (runs.length === 1) await services.pop()!.stop();
+    }
+
+    lines.push(
+      "",
+      `Indexer backfill: ${fmt(head + 1)} blocks, ${fmt(BLOCKS)} of them dense (${HOT_PER_BLOCK + OTHERS_PER_BLOCK} token transfers each), ${fmt(transfers)} transfers; PostgreSQL ${"with fsync and synchronous commit on"}:`,
+      "",
+      "| source | seconds | blocks/s | transfers/s | transfers/s inside the write transactions |",
+      "|---|---:|---:|---:|---:|",
+      ...runs.map(
+        (r) =>
+          `| ${r.label} | ${fmt(r.seconds, 1)} | ${fmt((head + 1) / r.seconds)} | ${fmt(transfers / r.seconds)} | ${fmt(transfers / r.writeSeconds)} |`,
+      ),
+    );
+    for (const r of runs) rows.push({ phase: "indexer", source: r.label, blocks: head + 1, transfers, ...r });
+
+    // A page deep in the hot address's history.
+    const served = runs[1]!;
+    const sql = postgres(served.databaseUrl, { max: 1, onnotice: () => {} });
+    const query = {
+      addresses: [HOT],
+      fromBlock: 0n,
+      toBlock: 2n ** 63n - 1n,
+      offset: DEEP_OFFSET,
+      limit: PAGE,
+    };
+    const plan = await createTransferQueries(sql as never).explain(query);
+    const [count] = await sql`select count(*)::int as n from transfer_addresses
+      where address = decode(${HOT.slice(2)}, 'hex')`;
+    await sql.end();
+    const body = JSON.stringify({ addresses: HOT, offset: DEEP_OFFSET, limit: PAGE });
+    const url = `${served.url}/node/rest/watch_getTransfersByAddress`;
+    const check = (await (
+      await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body })
+    ).json()) as any[];
+    if (check.length !== PAGE || check[0].to !== HOT)
+      throw new Error("the deep page is not what was indexed");
+    const single = await measure(url, [body], 1);
+    const busy = await measure(url, [body], 16);
+    lines.push(
+      "",
+      `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, offset ${fmt(DEEP_OFFSET)}, limit ${PAGE}:`,
+      "",
+      "| connections | req/s | p50 | p99 |",
+      "|---:|---:|---:|---:|",
+      `| 1 | ${fmt(single.requestsPerSecond)} | ${fmt(single.p50Ms, 2)} ms | ${fmt(single.p99Ms, 2)} ms |`,
+      `| 16 | ${fmt(busy.requestsPerSecond)} | ${fmt(busy.p50Ms, 2)} ms | ${fmt(busy.p99Ms, 2)} ms |`,
+      "",
+      "The page's plan (EXPLAIN ANALYZE of the key query):",
+      "",
+      "```",
+      plan,
+      "```",
+    );
+    rows.push({ phase: "indexer", query: "deep page", transfersOfAddress: count!.n, single, busy, plan });
+  } finally {
+    for (const service of services) await service.stop();
+    await pg.stop();
+    await anvil.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,81 @@
+/** What the bench phases share: the service as a process, wrk measurements, metric sums, number formats. */
+import { join } from "node:path";
+import { type WrkResult, wrk } from "./wrk";
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+export const THREADS = 2;
+export const WARMUP_S = 1;
+export const ROOT = join(import.meta.dir, "..");
+
+export function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+export async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export async function startService(upstream: string, dataDir: string, env: Record<string, string> = {}) {
+  const port = freePort();
+  const child = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts")], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      UPSTREAM_URLS: upstream,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+      ...env,
+    },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/health`);
+  return {
+    url,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
+export async function measure(url: string, bodies: string[], connections = CONNECTIONS): Promise<WrkResult> {
+  const threads = Math.min(THREADS, connections);
+  await wrk({ url, bodies, connections, threads, durationS: WARMUP_S });
+  return wrk({ url, bodies, connections, threads, durationS: SECONDS });
+}
+
+export function sumMetric(text: string, name: string): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
+
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const kb = (bytes: number) => `${fmt(bytes / 1024, 1)} KB`;
+
+export function sumMatching(text: string, name: string, labels: string): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) && line.includes(labels))
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
