@@ -117,6 +117,12 @@ const VARS = {
     expected: '"on" or "off"',
     fallback: true,
   }),
+  DEFAULT_TOKENS: v({
+    schema: T.Array(T.String({ pattern: "^0x[0-9a-f]{40}$" }), { minItems: 1, maxItems: 1_000 }),
+    parse: (s) => list(s).map((a) => a.toLowerCase()),
+    expected: "comma-separated token contract addresses (0x + 40 hex digits)",
+    fallback: undefined,
+  }),
   CACHE_MEMORY_MB: v({
     schema: T.Integer({ minimum: 0, maximum: 1_048_576 }),
     parse: integer,
@@ -238,6 +244,8 @@ export interface Config {
   indexFromBlock: number | undefined;
   /** Off: this instance writes no index (it still serves the index another instance writes). */
   indexer: boolean;
+  /** What DEFAULT_TOKENS means; undefined: the most transferred tokens of the last day. */
+  defaultTokens: string[] | undefined;
   cacheMemoryMb: number;
   cacheDiskMb: number;
   upstreamTimeoutMs: number;
@@ -294,6 +302,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     confirmations: read(env, "CONFIRMATIONS"),
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
     indexer: read(env, "INDEXER")!,
+    defaultTokens: read(env, "DEFAULT_TOKENS"),
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
     cacheDiskMb: read(env, "CACHE_DISK_MB")!,
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,

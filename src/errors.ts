@@ -91,12 +91,6 @@ export class NotFoundError extends ServiceError {
   }
 }
 
-export class NotAvailableError extends ServiceError {
-  constructor(what: string) {
-    super(`${what} is not available yet on this service`, { code: -32004, status: 501 });
-  }
-}
-
 export class RateLimitedError extends ServiceError {
   readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterSeconds: number) {
@@ -125,6 +119,13 @@ export class NodeError extends ServiceError {
   }
   override rpcErrorJson(): string {
     return this.rawError;
+  }
+  /** The node says it has no such method (nodes word it in many ways). */
+  get methodMissing(): boolean {
+    return (
+      this.code === -32601 ||
+      /method .*(not found|does not exist|not available|not supported|unsupported)/i.test(this.message)
+    );
   }
 }
 

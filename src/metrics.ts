@@ -5,7 +5,6 @@ import {
   InvalidRequestError,
   MethodNotFoundError,
   NodeError,
-  NotAvailableError,
   NotFoundError,
   PayloadTooLargeError,
   RateLimitedError,
@@ -193,7 +192,6 @@ export function outcomeLabel(error?: ServiceError): string {
   if (error instanceof RateLimitedError) return "rate_limited";
   if (error instanceof UpstreamTimeoutError) return "timeout";
   if (error instanceof UpstreamUnavailableError) return "unavailable";
-  if (error instanceof NotAvailableError) return "not_available";
   if (error instanceof NotFoundError) return "not_found";
   if (error instanceof PayloadTooLargeError) return "too_large";
   return "internal";

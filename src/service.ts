@@ -12,7 +12,9 @@ import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
 import { createBlockQueries } from "./db/blockQueries";
 import { createDatabase } from "./db/database";
+import { createFilterStore } from "./db/filterStore";
 import { migrate } from "./db/migrate";
+import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
 import { createApp, listen } from "./http/app";
 import { createAuth } from "./http/auth";
@@ -32,6 +34,7 @@ import { createTransferOperations } from "./operations/transfers";
 import { type DevChain, startAnvil } from "./upstream/devChain";
 import { createNodeEngine } from "./upstream/nodeEngine";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
+import { createWatchFilters } from "./watch/watchFilters";
 
 /** How long start-up waits for an upstream to say which chain it serves. */
 const CHAIN_ID_WAIT_MS = 30_000;
@@ -213,15 +216,21 @@ export async function startService(config: Config, log: Logger): Promise<Service
       ...createNodeOperations({ node, log }),
       ...createTransferOperations({ transfers: createTransferQueries(database.sql), blocks, head, chain }),
       ...createStatsOperations({ blocks, node, head }),
-      ...createTokenOperations(),
+      ...createTokenOperations({
+        node,
+        tokens: createTokenStore(database.sql),
+        chain,
+        defaultTokens: config.defaultTokens,
+      }),
     ]);
     const blockReceipts = table.byMethod("ext_getBlockReceipts")!;
+    const receipts = async (block: string) => rawText((await blockReceipts.run([block])).raw);
     const indexer = startIndexer({
       sql: database.sql,
       exclusive: database.embedded,
       enabled: config.indexer,
       node,
-      receipts: async (block) => rawText((await blockReceipts.run([block])).raw),
+      receipts,
       head,
       chain,
       fromBlock: config.indexFromBlock,
@@ -244,7 +253,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
       table,
       edge,
       health,
-      watchFilterRoutes: watchFilterRouteSpecs(),
+      watchFilterRoutes: watchFilterRouteSpecs(
+        createWatchFilters({
+          filters: createFilterStore(database.sql),
+          blocks,
+          node,
+          receipts,
+          head,
+          chain,
+          log,
+        }),
+      ),
       metrics,
       head,
       log,

@@ -244,7 +244,14 @@ describe("what else the index holds", () => {
           '0x' || encode(spender, 'hex') as spender, value::text as value
         from approvals order by block_number, log_index`;
       expect(rows.map((r) => ({ ...r }))).toEqual(
-        movements.approvals.map((a) => ({ ...a, value: a.value.toString() })) as never,
+        movements.approvals.map((a) => ({
+          blockNumber: a.blockNumber,
+          logIndex: a.logIndex,
+          contract: a.contract,
+          owner: a.owner,
+          spender: a.spender,
+          value: a.value.toString(),
+        })) as never,
       );
       expect(movements.approvals).toHaveLength(1);
     } finally {

@@ -110,35 +110,3 @@ describe("batches", () => {
     expect(response.json).toEqual(batch.map((b) => ({ jsonrpc: "2.0", id: b.id, result: "0x7a69" })));
   });
 });
-
-describe("operations not available yet", () => {
-  const data: [string, string, unknown, string, unknown[]][] = [
-    [
-      "get_token_balances",
-      "get_token_balances",
-      { address: `0x${"1".repeat(40)}`, list_contract_address: [] },
-      "watch_getTokenBalances",
-      [`0x${"1".repeat(40)}`, "DEFAULT_TOKENS"],
-    ],
-    [
-      "get_token_metadata",
-      "get_token_metadata",
-      { token_address: `0x${"1".repeat(40)}` },
-      "watch_getTokenMetadata",
-      [`0x${"1".repeat(40)}`],
-    ],
-  ];
-  for (const [title, route, body, method, params] of data) {
-    test(`${title}: REST 501 and JSON-RPC -32004, after validation`, async () => {
-      const rest = await post(`${service}/node/rest/${route}`, body);
-      expect(rest.status).toBe(501);
-      expect(rest.json).toEqual({ detail: `${method} is not available yet on this service` });
-      const call = await rpc({ jsonrpc: "2.0", id: 1, method, params });
-      expect(call.json).toEqual({
-        jsonrpc: "2.0",
-        id: 1,
-        error: { code: -32004, message: `${method} is not available yet on this service` },
-      });
-    });
-  }
-});

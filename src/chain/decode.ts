@@ -63,7 +63,7 @@ export interface DecodedBlock {
   tokens: string[];
 }
 
-interface RawTx {
+export interface RawTx {
   hash: string;
   from: string;
   to: string | null;
@@ -77,7 +77,7 @@ interface RawLog {
   data: string;
   logIndex: string;
 }
-interface RawReceipt {
+export interface RawReceipt {
   transactionHash: string;
   transactionIndex: string;
   status?: string;

@@ -3,6 +3,7 @@
  * bytes32 instead of a string for name and symbol; both forms are read. What has no code, or no decimals,
  * is not an (ERC-20) token.
  */
+import { NodeError } from "../errors";
 import { rawText } from "../json";
 import type { NodeClient } from "../operations/node";
 
@@ -45,9 +46,10 @@ async function call(node: NodeClient, to: string, data: string): Promise<string 
   try {
     const result = JSON.parse(rawText((await node.call("eth_call", [{ to, data }, "latest"])).raw)) as string;
     return result === "0x" ? null : result;
-  } catch {
-    // A revert, or a node refusing the call: the contract does not answer this.
-    return null;
+  } catch (error) {
+    // A revert: the contract does not answer this. No answer at all (an upstream down) is not a "no".
+    if (error instanceof NodeError) return null;
+    throw error;
   }
 }
 

@@ -48,6 +48,21 @@ export function createBlockQueries(sql: Sql) {
       return row ? BigInt(row.last as string) : undefined;
     },
 
+    /** Where the index starts and ends (it ends at first - 1 while empty); undefined before it starts. */
+    async progress(): Promise<{ first: bigint; last: bigint } | undefined> {
+      const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
+      return row ? { first: BigInt(row.first as string), last: BigInt(row.last as string) } : undefined;
+    },
+
+    /** An indexed block's hash and time. */
+    async block(number: bigint): Promise<{ hash: string; timestamp: bigint } | undefined> {
+      const [row] = await sql`select encode(hash, 'hex') as hash, timestamp::text as timestamp from blocks
+        where number = ${number.toString()}::bigint`;
+      return row
+        ? { hash: `0x${row.hash as string}`, timestamp: BigInt(row.timestamp as string) }
+        : undefined;
+    },
+
     /** The last indexed block whose timestamp is at or before `unixSeconds`. */
     async atOrBefore(unixSeconds: bigint): Promise<IndexedBlock | undefined> {
       const [row] = await sql`select number::text as number, timestamp::text as timestamp from blocks

@@ -1,4 +1,5 @@
 /** Token metadata kept in the database, read by the transfer queries and the token operations. */
+import { TransferKind } from "../chain/decode";
 import type { TokenMetadata } from "../chain/tokenMetadata";
 import type { Sql } from "./database";
 
@@ -15,6 +16,23 @@ export function createTokenStore(sql: Sql) {
         await sql`select '0x' || a as address from unnest(${addresses.map((a) => a.slice(2))}::text[]) a
         where not exists (select 1 from token_metadata m where m.address = decode(a, 'hex'))`;
       return rows.map((r) => r.address as string);
+    },
+    /**
+     * The ERC-20 contracts with the most transfers in the last day of indexed chain time (ties: more
+     * distinct senders, then the address).
+     */
+    async mostTransferred(limit: number): Promise<string[]> {
+      const rows = await sql`
+        with since as (
+          select min(b.number) as first from blocks b
+          where b.timestamp > (select l.timestamp - 86400 from indexer_state s join blocks l on l.number = s.last_block)
+        )
+        select '0x' || encode(contract_address, 'hex') as contract from transfers, since
+        where transfer_type = ${TransferKind.erc20} and block_number >= since.first
+        group by contract_address
+        order by count(*) desc, count(distinct from_address) desc, contract_address
+        limit ${limit}`;
+      return rows.map((r) => r.contract as string);
     },
     async upsert(address: string, meta: TokenMetadata): Promise<void> {
       await sql`insert into token_metadata (address, is_token, name, symbol, decimals, updated_at)

@@ -1,7 +1,7 @@
 /** Watch-filter routes (SPEC.md §4.3). */
 import { Type as T } from "@sinclair/typebox";
-import { NotAvailableError } from "../errors";
 import { Address, FilterInfo, FilterResult } from "../operations/schemas";
+import type { WatchFilters } from "../watch/watchFilters";
 import type { RouteSpec } from "./routes";
 
 const TAG = "watch_filters";
@@ -11,10 +11,7 @@ const CheckBody = T.Object({
   offset: T.Optional(T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
 });
 
-export function watchFilterRouteSpecs(): RouteSpec[] {
-  const notYet = (what: string) => async () => {
-    throw new NotAvailableError(what);
-  };
+export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
   return [
     {
       method: "GET",
@@ -23,7 +20,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       summary: "The last block processed for filters (final: its results never change).",
       body: null,
       response: T.Object({ block_number: T.Integer() }),
-      handle: notYet("watch filters"),
+      handle: () => watch.lastBlockNumber(),
     },
     {
       method: "POST",
@@ -36,7 +33,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
         with_approval: T.Optional(T.Union([T.Boolean(), T.Null()], { default: false })),
       }),
       response: T.Object({ filter_id: T.String() }),
-      handle: notYet("watch filters"),
+      handle: (body, caller) => watch.add(caller, body),
     },
     {
       method: "POST",
@@ -46,7 +43,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       body: CheckBody,
       response: Filters(FilterResult),
       errors: { 404: "The block is not processed yet" },
-      handle: notYet("watch filters"),
+      handle: (body, caller) => watch.check(caller, body.block_number, body.offset ?? 0),
     },
     {
       method: "POST",
@@ -56,7 +53,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       body: CheckBody,
       response: Filters(FilterResult),
       errors: { 404: "The block is not processed yet" },
-      handle: notYet("watch filters"),
+      handle: (body, caller) => watch.checkV2(caller, body.block_number, body.offset ?? 0),
     },
     {
       method: "DELETE",
@@ -66,7 +63,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       body: T.Object({ filter_id: T.String({ minLength: 1 }) }),
       response: T.Object({ detail: T.String(), filter_id: T.String() }),
       errors: { 404: "No such filter for this key" },
-      handle: notYet("watch filters"),
+      handle: (body, caller) => watch.remove(caller, body.filter_id),
     },
     {
       method: "POST",
@@ -75,7 +72,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       summary: "The caller's filters on an address.",
       body: T.Object({ address: Address }),
       response: Filters(FilterInfo),
-      handle: notYet("watch filters"),
+      handle: (body, caller) => watch.info(caller, body.address),
     },
     {
       method: "POST",
@@ -84,7 +81,7 @@ export function watchFilterRouteSpecs(): RouteSpec[] {
       summary: "All of the caller's filters.",
       body: null,
       response: Filters(FilterInfo),
-      handle: notYet("watch filters"),
+      handle: (_body, caller) => watch.all(caller),
     },
   ];
 }

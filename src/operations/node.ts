@@ -109,7 +109,7 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
       try {
         return await node.call("eth_getBlockReceipts", params);
       } catch (error) {
-        if (!(error instanceof NodeError && isMethodMissing(error))) throw error;
+        if (!(error instanceof NodeError && error.methodMissing)) throw error;
         blockReceiptsSupported = false;
         log.info("upstream lacks eth_getBlockReceipts; assembling block receipts from transaction receipts");
       }
@@ -402,12 +402,4 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
   }
 
   return ops;
-}
-
-/** Nodes say "no such method" in several ways. */
-function isMethodMissing(error: NodeError): boolean {
-  return (
-    error.code === -32601 ||
-    /method .*(not found|does not exist|not available|not supported|unsupported)/i.test(error.message)
-  );
 }

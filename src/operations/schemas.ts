@@ -372,6 +372,11 @@ export const DayStats = T.Object(
 // ---------------------------------------------------------------------------------------------------
 // REST bodies (SPEC.md §4.1)
 
+/** Token contracts one balances call may name. */
+export const MAX_BALANCE_CONTRACTS = 1_000;
+/** Addresses (or contracts) one transfer query may name. */
+const MAX_FILTER_ADDRESSES = 1_000;
+
 const body = (properties: Parameters<typeof T.Object>[0], strict = false) =>
   T.Object(properties, strict ? { additionalProperties: false } : {});
 
@@ -392,12 +397,13 @@ export const Bodies = {
     topics: T.Optional(T.Union([T.Array(T.Union([Hash32, T.Null()]), { maxItems: 4 }), T.Null()])),
     blockHash: T.Optional(T.Union([Hash32, T.Null()])),
   }),
-  tokenBalances: body({ address: Address, list_contract_address: T.Array(Address) }),
+  tokenBalances: body({
+    address: Address,
+    list_contract_address: T.Array(Address, { maxItems: MAX_BALANCE_CONTRACTS }),
+  }),
   tokenMetadata: body({ token_address: Address }),
 };
 
-/** Addresses (or contracts) one transfer query may name. */
-const MAX_FILTER_ADDRESSES = 1_000;
 const transferFilterFields = {
   fromBlock: T.Optional(OptionalBlockRef),
   toBlock: T.Optional(OptionalBlockRef),

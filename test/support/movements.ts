@@ -44,11 +44,25 @@ export interface ExpectedTransfer {
 
 export interface ExpectedApproval {
   blockNumber: number;
+  transactionHash: string;
+  transactionIndex: number;
+  fee: bigint;
   logIndex: number;
   contract: string;
   owner: string;
   spender: string;
   value: bigint;
+}
+
+/** Native value moved inside contract execution (check_v2's extra results). */
+export interface ExpectedInternal {
+  blockNumber: number;
+  transactionHash: string;
+  transactionIndex: number;
+  from: string;
+  to: string;
+  value: bigint;
+  fee: bigint;
 }
 
 export interface Movements {
@@ -58,6 +72,8 @@ export interface Movements {
   /** In the order of the index: block, transaction, log (the native row first). */
   transfers: ExpectedTransfer[];
   approvals: ExpectedApproval[];
+  /** In execution order. */
+  internal: ExpectedInternal[];
   head: number;
 }
 
@@ -78,6 +94,7 @@ export async function makeMovements(url: string): Promise<Movements> {
 
   const transfers: ExpectedTransfer[] = [];
   const approvals: ExpectedApproval[] = [];
+  const internal: ExpectedInternal[] = [];
   const symbols = new Map<string, { asset: string | null; decimals: number | null }>();
 
   interface Move {
@@ -95,6 +112,7 @@ export async function makeMovements(url: string): Promise<Movements> {
     hash: string,
     moves: Move[],
     approvalLogs: { log: number; owner: string; spender: string; value: bigint; contract: string }[] = [],
+    inside: { from: string; to: string; value: bigint }[] = [],
   ) {
     const receipt = await waitForReceipt(url, hash);
     const block = await call("eth_getBlockByNumber", [receipt.blockNumber, false]);
@@ -123,9 +141,21 @@ export async function makeMovements(url: string): Promise<Movements> {
         ...meta,
       });
     }
+    for (const move of inside) {
+      internal.push({
+        blockNumber: Number(receipt.blockNumber),
+        transactionHash: hash,
+        transactionIndex: Number(receipt.transactionIndex),
+        ...move,
+        fee,
+      });
+    }
     for (const a of approvalLogs) {
       approvals.push({
         blockNumber: Number(receipt.blockNumber),
+        transactionHash: hash,
+        transactionIndex: Number(receipt.transactionIndex),
+        fee,
         logIndex: Number(receipt.logs[a.log].logIndex),
         contract: a.contract,
         owner: a.owner,
@@ -244,6 +274,24 @@ export async function makeMovements(url: string): Promise<Movements> {
       data: data("Forwarder", "forward", [alice]),
     }),
     [{ type: "trx", from: dave, to: forwarder, value: 3n * 10n ** 17n }],
+    [],
+    [{ from: forwarder, to: alice, value: 3n * 10n ** 17n }],
+  );
+  // Two internal transfers in one transaction.
+  await at(LEAP_DAY + 30_600);
+  await record(
+    await send({
+      from: carol,
+      to: forwarder,
+      value: hex(10n ** 16n + 1n),
+      data: data("Forwarder", "split", [bob, dave]),
+    }),
+    [{ type: "trx", from: carol, to: forwarder, value: 10n ** 16n + 1n }],
+    [],
+    [
+      { from: forwarder, to: bob, value: 5n * 10n ** 15n },
+      { from: forwarder, to: dave, value: 5n * 10n ** 15n + 1n },
+    ],
   );
   await at(LEAP_DAY + 32_400);
   await record(await send({ from: alice, to: oldToken, data: data("Bytes32Token", "mint", [erin, 1000n]) }), [
@@ -320,6 +368,7 @@ export async function makeMovements(url: string): Promise<Movements> {
     contracts: { token, nft, forwarder, oldToken },
     transfers,
     approvals,
+    internal,
     head: Number(await call<string>("eth_blockNumber")),
   };
 }

@@ -68,22 +68,30 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     const custom = proxy.mode?.(body, parsed);
     if (custom) return custom;
     if (proxy.delayMs > 0) await Bun.sleep(proxy.delayMs);
-    if (!Array.isArray(parsed) && hidden.has(parsed?.method)) {
-      return Response.json({
-        jsonrpc: "2.0",
-        id: parsed.id,
-        error: { code: -32601, message: `the method ${parsed.method} does not exist/is not available` },
-      });
-    }
-    const upstream = await fetch(target, {
-      method: "POST",
-      body,
-      headers: { "content-type": "application/json" },
+    const missing = (c: any) => ({
+      jsonrpc: "2.0",
+      id: c.id,
+      error: { code: -32601, message: `the method ${c.method} does not exist/is not available` },
     });
+    if (!Array.isArray(parsed) && hidden.has(parsed?.method)) return Response.json(missing(parsed));
+    if (Array.isArray(parsed) && parsed.some((c) => hidden.has(c?.method))) {
+      // Hidden inside a batch too: those elements answered here, the rest by the node.
+      const rest = parsed.filter((c) => !hidden.has(c?.method));
+      const answered = rest.length === 0 ? [] : await forward(JSON.stringify(rest)).then((r) => r.json());
+      return Response.json([
+        ...(answered as unknown[]),
+        ...parsed.filter((c) => hidden.has(c?.method)).map(missing),
+      ]);
+    }
+    const upstream = await forward(body);
     return new Response(await upstream.text(), {
       status: upstream.status,
       headers: { "content-type": "application/json" },
     });
+  }
+
+  function forward(body: string) {
+    return fetch(target, { method: "POST", body, headers: { "content-type": "application/json" } });
   }
 
   function listen(port: number) {

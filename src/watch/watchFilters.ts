@@ -1,0 +1,280 @@
+/**
+ * Address watch filters (SPEC.md §4.3, DESIGN.md §3): registration per API key, and per-block results from
+ * the index: a join of the block's movements with the caller's filters. `check_v2` adds the native value
+ * moved inside contract execution, read from the block's traces when asked (final blocks' traces are
+ * cached, so a block's results never change).
+ */
+
+import { quantity } from "../chain/blockRef";
+import type { ChainInfo } from "../chain/chains";
+import { type RawBlock, type RawReceipt, transactionFee } from "../chain/decode";
+import type { ChainHead } from "../chain/head";
+import {
+  type InternalTransfer,
+  internalTransfersOfCallTraces,
+  internalTransfersOfParity,
+} from "../chain/internalTransfers";
+import type { BlockQueries } from "../db/blockQueries";
+import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
+import { NodeError, NotFoundError } from "../errors";
+import { rawText, rfc3339 } from "../json";
+import type { Logger } from "../log";
+import type { NodeClient } from "../operations/node";
+
+/** Results of one check call; a client pages with `offset` until it gets fewer. */
+export const CHECK_PAGE = 1_000;
+const NATIVE_DECIMALS = 18;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Caller {
+  key: string | null;
+  keyHash: string | null;
+}
+
+export interface FilterInfoOut {
+  api_key: string;
+  blockchain: string;
+  address: string;
+  contract_address: string;
+  created_at: string;
+  filter_id: string;
+  with_approval: boolean;
+}
+
+interface Value {
+  value: bigint;
+  decimals: number | null;
+}
+
+export interface FilterResultOut {
+  from_address: string[];
+  to_address: string[];
+  contract_address: string;
+  type: "trx" | "erc20" | "trc20" | "approval";
+  value: Value;
+  currency: string | null;
+  transaction: { hash: string; fee: Value; fee_symbol: string };
+  filter_id: string;
+  filter_target: { address: string; direction: "deposit" | "withdrawal" | "unknown" };
+  block: { hash: string; number: number; created_at: string };
+  trx_success: boolean;
+}
+
+export function createWatchFilters(options: {
+  filters: FilterStore;
+  blocks: BlockQueries;
+  node: NodeClient;
+  /** Receipts of one block (the ext_getBlockReceipts operation, with its fallback). */
+  receipts(block: string): Promise<string>;
+  head: ChainHead;
+  chain: ChainInfo;
+  log: Logger;
+}) {
+  const { filters, blocks, node, head, chain, log } = options;
+  const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
+  // Learned per process, as for block receipts: a node without trace_block is not asked again.
+  let parityTraces = true;
+
+  function info(caller: Caller, f: StoredFilter): FilterInfoOut {
+    return {
+      api_key: caller.key ?? "",
+      blockchain: chain.blockchain,
+      address: f.address,
+      contract_address: f.contract ?? "",
+      created_at: rfc3339(f.createdAt),
+      filter_id: f.filterId,
+      with_approval: f.withApproval,
+    };
+  }
+
+  /** The last block whose results are published: indexed, and CONFIRMATIONS deep. */
+  async function lastBlockNumber(): Promise<{ first: bigint; last: bigint }> {
+    const progress = await blocks.progress();
+    if (!progress) return { first: 0n, last: -1n };
+    const top = head.latest();
+    const deep = top === undefined ? progress.last : top - BigInt(chain.confirmations);
+    return { first: progress.first, last: deep < progress.last ? deep : progress.last };
+  }
+
+  async function processedBlock(number: number) {
+    const { first, last } = await lastBlockNumber();
+    const n = BigInt(number);
+    if (n > last) {
+      throw new NotFoundError(`block ${number} is not processed yet; the last processed block is ${last}`);
+    }
+    if (n < first) throw new NotFoundError(`block ${number} is before the first indexed block, ${first}`);
+    const block = await blocks.block(n);
+    if (!block) throw new NotFoundError(`block ${number} is not in the index`);
+    return { number: n, ...block };
+  }
+
+  function direction(filterAddress: string, from: string, to: string | null, kind: number) {
+    if (kind === APPROVAL_KIND || (from === filterAddress && to === filterAddress)) return "unknown" as const;
+    return to === filterAddress ? ("deposit" as const) : ("withdrawal" as const);
+  }
+
+  function result(
+    m: MovementMatch,
+    block: { number: bigint; hash: string; timestamp: bigint },
+  ): FilterResultOut {
+    const native = m.kind === 0;
+    return {
+      from_address: [m.from],
+      to_address: m.to === null ? [] : [m.to],
+      contract_address: native ? "" : m.contract!,
+      type: native ? "trx" : m.kind === APPROVAL_KIND ? "approval" : tokenType,
+      value: { value: BigInt(m.value), decimals: native ? NATIVE_DECIMALS : m.decimals },
+      currency: native ? chain.nativeSymbol : m.symbol,
+      transaction: {
+        hash: m.transactionHash,
+        fee: { value: BigInt(m.fee), decimals: NATIVE_DECIMALS },
+        fee_symbol: chain.nativeSymbol,
+      },
+      filter_id: m.filterId,
+      filter_target: {
+        address: m.filterAddress,
+        direction: direction(m.filterAddress, m.from, m.to, m.kind),
+      },
+      block: { hash: block.hash, number: Number(block.number), created_at: rfc3339(block.timestamp) },
+      trx_success: !m.error,
+    };
+  }
+
+  async function internalTransfers(block: bigint): Promise<InternalTransfer[]> {
+    const ref = quantity(block);
+    if (parityTraces) {
+      try {
+        const raw = rawText((await node.call("trace_block", [ref])).raw);
+        return raw === "null" ? [] : internalTransfersOfParity(JSON.parse(raw));
+      } catch (error) {
+        if (!(error instanceof NodeError && error.methodMissing)) throw error;
+        parityTraces = false;
+        log.info("upstream lacks trace_block; reading internal transfers with debug_traceBlockByNumber");
+      }
+    }
+    const [traces, hashes] = await Promise.all([
+      node.call("debug_traceBlockByNumber", [ref, { tracer: "callTracer" }]),
+      node.call("eth_getBlockByNumber", [ref, false]),
+    ]);
+    const raw = rawText(traces.raw);
+    if (raw === "null") return [];
+    const header = JSON.parse(rawText(hashes.raw)) as { transactions: string[] } | null;
+    return internalTransfersOfCallTraces(JSON.parse(raw), header?.transactions ?? []);
+  }
+
+  /** Each transaction's fee, for internal transfers (whose transactions may carry no indexed movement). */
+  async function fees(block: bigint): Promise<bigint[]> {
+    const ref = quantity(block);
+    const [full, receipts] = await Promise.all([
+      node.call("eth_getBlockByNumber", [ref, true]),
+      options.receipts(ref),
+    ]);
+    const transactions = (JSON.parse(rawText(full.raw)) as RawBlock).transactions;
+    const list = JSON.parse(receipts) as RawReceipt[];
+    return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
+  }
+
+  return {
+    async lastBlockNumber(): Promise<{ block_number: number }> {
+      return { block_number: Number((await lastBlockNumber()).last) };
+    },
+
+    async add(
+      caller: Caller,
+      body: { address: string; contract_address?: string | null; with_approval?: boolean | null },
+    ) {
+      const filterId = await filters.add(
+        caller.keyHash,
+        body.address.toLowerCase(),
+        body.contract_address?.toLowerCase() ?? null,
+        body.with_approval ?? false,
+      );
+      return { filter_id: filterId };
+    },
+
+    async remove(caller: Caller, filterId: string) {
+      if (!UUID.test(filterId) || !(await filters.remove(caller.keyHash, filterId.toLowerCase()))) {
+        throw new NotFoundError(`no filter ${filterId} for this API key`);
+      }
+      return { detail: "filter removed", filter_id: filterId };
+    },
+
+    async info(caller: Caller, address: string) {
+      return {
+        filters: (await filters.list(caller.keyHash, address.toLowerCase())).map((f) => info(caller, f)),
+      };
+    },
+
+    async all(caller: Caller) {
+      return { filters: (await filters.list(caller.keyHash)).map((f) => info(caller, f)) };
+    },
+
+    async check(caller: Caller, number: number, offset: number) {
+      const block = await processedBlock(number);
+      const matches = await filters.matches(caller.keyHash, block.number, { offset, limit: CHECK_PAGE });
+      return { filters: matches.map((m) => result(m, block)) };
+    },
+
+    async checkV2(caller: Caller, number: number, offset: number) {
+      const block = await processedBlock(number);
+      const [matches, internal] = await Promise.all([
+        filters.matches(caller.keyHash, block.number),
+        internalTransfers(block.number),
+      ]);
+      // Sort keys: the transaction, then its own movements (native first, then by log) before the value
+      // its execution moved, then the filter.
+      const keyed: { key: [number, number, number, string]; out: FilterResultOut }[] = matches.map((m) => ({
+        key: [m.transactionIndex, 0, m.logIndex, m.filterId],
+        out: result(m, block),
+      }));
+      if (internal.length > 0) {
+        const addresses = [...new Set(internal.flatMap((t) => [t.from, t.to]))];
+        const watching = new Map<string, StoredFilter[]>();
+        for (const f of await filters.nativeFilters(caller.keyHash, addresses)) {
+          watching.set(f.address, [...(watching.get(f.address) ?? []), f]);
+        }
+        const matched = internal.flatMap((t) => {
+          const targets = new Map<string, StoredFilter>();
+          for (const f of [...(watching.get(t.from) ?? []), ...(watching.get(t.to) ?? [])])
+            targets.set(f.filterId, f);
+          return [...targets.values()].map((f) => ({ t, f }));
+        });
+        const feeOf = matched.length > 0 ? await fees(block.number) : [];
+        for (const { t, f } of matched) {
+          keyed.push({
+            key: [t.transactionIndex, 1, t.order, f.filterId],
+            out: result(
+              {
+                filterId: f.filterId,
+                filterAddress: f.address,
+                kind: 0,
+                transactionIndex: t.transactionIndex,
+                logIndex: t.order,
+                transactionHash: t.transactionHash,
+                contract: null,
+                from: t.from,
+                to: t.to,
+                value: t.value.toString(),
+                fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
+                error: false,
+                symbol: null,
+                decimals: null,
+              },
+              block,
+            ),
+          });
+        }
+      }
+      keyed.sort((a, b) => {
+        for (let i = 0; i < 3; i++) {
+          const d = (a.key[i] as number) - (b.key[i] as number);
+          if (d !== 0) return d;
+        }
+        return a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0;
+      });
+      return { filters: keyed.slice(offset, offset + CHECK_PAGE).map((k) => k.out) };
+    },
+  };
+}
+
+export type WatchFilters = ReturnType<typeof createWatchFilters>;
