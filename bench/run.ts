@@ -10,10 +10,11 @@
  * Then the disk tier: 10,000 distinct blocks of receipts (more than the memory tier holds) read through
  * ext_getBlockReceipts and through the stream endpoint, beside the raw read speed of the store.
  *
- * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers.
+ * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
+ * and the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64),
- * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk,indexer").
+ * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk,indexer,watch").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,10 +36,11 @@ import {
   THREADS,
   WARMUP_S,
 } from "./support";
+import { watchPhase } from "./watchPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer").split(",");
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
 /** Blocks whose answers are the bench's small and large bodies: 20 and 150 transactions with calldata. */
@@ -327,6 +329,7 @@ async function main() {
   if (PHASES.includes("engine")) await engineAndCachePhase(lines, rows);
   if (PHASES.includes("disk")) await diskPhase(lines, rows);
   if (PHASES.includes("indexer")) await indexerPhase(lines, rows);
+  if (PHASES.includes("watch")) await watchPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

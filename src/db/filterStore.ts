@@ -54,6 +54,38 @@ export function createFilterStore(sql: Sql) {
   const columns = sql`filter_id::text, encode(address, 'hex') as address,
     encode(contract_address, 'hex') as contract_address, with_approval, created_at`;
 
+  /**
+   * One block's movements (native and ERC-20 transfers, ERC-20 approvals for filters that ask for them)
+   * matched with the key's filters, ordered by (transaction, log, filter); a page of them when `page` is
+   * given.
+   */
+  function matchQuery(keyHash: string | null, block: bigint, page?: { offset: number; limit: number }) {
+    const n = block.toString();
+    return sql`
+      with m as (
+        select transaction_index, log_index, transaction_hash, transfer_type as kind, contract_address,
+          from_address, to_address, value, fee, transaction_error
+        from transfers where block_number = ${n}::bigint and transfer_type <> 2
+        union all
+        select transaction_index, log_index, transaction_hash, ${APPROVAL_KIND}::smallint, contract_address,
+          owner, spender, value, fee, transaction_error
+        from approvals where block_number = ${n}::bigint
+      )
+      select f.filter_id::text, encode(f.address, 'hex') as filter_address, m.kind, m.transaction_index,
+        m.log_index, encode(m.transaction_hash, 'hex') as transaction_hash,
+        encode(m.contract_address, 'hex') as contract_address, encode(m.from_address, 'hex') as from_address,
+        encode(m.to_address, 'hex') as to_address, m.value::text as value, m.fee::text as fee,
+        m.transaction_error, t.symbol, t.decimals
+      from m
+      join watch_filters f on f.key_hash = ${key(keyHash)}
+        and f.address in (m.from_address, m.to_address)
+        and (f.contract_address is null or f.contract_address = m.contract_address)
+        and (m.kind <> ${APPROVAL_KIND} or f.with_approval)
+      left join token_metadata t on t.address = m.contract_address
+      order by m.transaction_index, m.log_index, f.filter_id
+      ${page ? sql`offset ${page.offset} limit ${page.limit}` : sql``}`;
+  }
+
   return {
     /** The filter's id; the existing one when the same filter was added before. */
     async add(keyHash: string | null, address: string, contract: string | null, withApproval: boolean) {
@@ -92,40 +124,12 @@ export function createFilterStore(sql: Sql) {
       return rows.map(filterOf);
     },
 
-    /**
-     * One block's movements (native and ERC-20 transfers, ERC-20 approvals for filters that ask for them)
-     * matched with the key's filters, ordered by (transaction, log, filter); a page of them when `page` is
-     * given.
-     */
     async matches(
       keyHash: string | null,
       block: bigint,
       page?: { offset: number; limit: number },
     ): Promise<MovementMatch[]> {
-      const n = block.toString();
-      const rows = await sql`
-        with m as (
-          select transaction_index, log_index, transaction_hash, transfer_type as kind, contract_address,
-            from_address, to_address, value, fee, transaction_error
-          from transfers where block_number = ${n}::bigint and transfer_type <> 2
-          union all
-          select transaction_index, log_index, transaction_hash, ${APPROVAL_KIND}::smallint, contract_address,
-            owner, spender, value, fee, transaction_error
-          from approvals where block_number = ${n}::bigint
-        )
-        select f.filter_id::text, encode(f.address, 'hex') as filter_address, m.kind, m.transaction_index,
-          m.log_index, encode(m.transaction_hash, 'hex') as transaction_hash,
-          encode(m.contract_address, 'hex') as contract_address, encode(m.from_address, 'hex') as from_address,
-          encode(m.to_address, 'hex') as to_address, m.value::text as value, m.fee::text as fee,
-          m.transaction_error, t.symbol, t.decimals
-        from m
-        join watch_filters f on f.key_hash = ${key(keyHash)}
-          and f.address in (m.from_address, m.to_address)
-          and (f.contract_address is null or f.contract_address = m.contract_address)
-          and (m.kind <> ${APPROVAL_KIND} or f.with_approval)
-        left join token_metadata t on t.address = m.contract_address
-        order by m.transaction_index, m.log_index, f.filter_id
-        ${page ? sql`offset ${page.offset} limit ${page.limit}` : sql``}`;
+      const rows = await matchQuery(keyHash, block, page);
       return rows.map((r) => ({
         filterId: r.filter_id as string,
         filterAddress: hex(r.filter_address)!,
@@ -142,6 +146,13 @@ export function createFilterStore(sql: Sql) {
         symbol: r.symbol as string | null,
         decimals: r.decimals as number | null,
       }));
+    },
+
+    /** The plan PostgreSQL chooses for a block's matches (for the bench). */
+    async explainMatches(keyHash: string | null, block: bigint): Promise<string> {
+      const rows =
+        await sql`explain (analyze, buffers) ${matchQuery(keyHash, block, { offset: 0, limit: 1000 })}`;
+      return rows.map((r) => r["QUERY PLAN"] as string).join("\n");
     },
   };
 }
