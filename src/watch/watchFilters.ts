@@ -7,7 +7,7 @@
 
 import { quantity } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
-import { type RawBlock, type RawReceipt, transactionFee } from "../chain/decode";
+import { type RawBlock, type RawReceipt, TransferKind, transactionFee } from "../chain/decode";
 import type { ChainHead } from "../chain/head";
 import {
   type InternalTransfer,
@@ -117,7 +117,7 @@ export function createWatchFilters(options: {
     m: MovementMatch,
     block: { number: bigint; hash: string; timestamp: bigint },
   ): FilterResultOut {
-    const native = m.kind === 0;
+    const native = m.kind === TransferKind.trx;
     return {
       from_address: [m.from],
       to_address: m.to === null ? [] : [m.to],
@@ -247,7 +247,7 @@ export function createWatchFilters(options: {
               {
                 filterId: f.filterId,
                 filterAddress: f.address,
-                kind: 0,
+                kind: TransferKind.trx,
                 transactionIndex: t.transactionIndex,
                 logIndex: t.order,
                 transactionHash: t.transactionHash,
