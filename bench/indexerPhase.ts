@@ -15,7 +15,7 @@ import { startAnvil } from "../src/upstream/devChain";
 import { rpc } from "../test/support/chain";
 import { fillTokenBlocks } from "../test/support/movements";
 import { startPostgres } from "../test/support/postgres";
-import { fmt, measure, startService, sumMetric } from "./support";
+import { fmt, latencies, startService, sumMetric, waitUntil } from "./support";
 
 const BLOCKS = Number(process.env.BENCH_INDEX_BLOCKS ?? 1_000);
 const HOT_PER_BLOCK = 100;
@@ -25,30 +25,9 @@ const DEEP_OFFSET = (BLOCKS * HOT_PER_BLOCK) / 2;
 const PAGE = 50;
 /** anvil's finalized block is head - 64: these many more blocks make the indexed ones final (cacheable). */
 const FINALITY_BLOCKS = 100;
-const CATCH_UP_TIMEOUT_MS = 15 * 60_000;
-const POLL_MS = 100;
 
 const HOT = "0x00000000000000000000000000000000000c0ffe";
 const other = (n: number) => `0x${(0xa000000 + n).toString(16).padStart(40, "0")}`;
-
-async function until(done: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await Bun.sleep(POLL_MS);
-  }
-}
-
-async function catchUp(url: string, head: number): Promise<number> {
-  const started = performance.now();
-  const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
-  for (;;) {
-    const health = (await (await fetch(`${url}/health`)).json()) as any;
-    if (health.indexer.lastBlockNumber === head) return (performance.now() - started) / 1000;
-    if (Date.now() > deadline) throw new Error(`the index did not reach block ${head}`);
-    await Bun.sleep(POLL_MS);
-  }
-}
 
 export async function indexerPhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
@@ -80,9 +59,14 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
         HEAD_POLL_MS: "100",
       });
       services.push(service);
-      const seconds = await catchUp(service.url, head);
+      const seconds = await waitUntil(
+        `the index to reach block ${head}`,
+        async () =>
+          ((await (await fetch(`${service.url}/health`)).json()) as any).indexer.lastBlockNumber === head,
+      );
       // The page is read as the index stands once its post-backfill VACUUM (ANALYZE) is done.
-      await until(
+      await waitUntil(
+        "the index's upkeep",
         async () =>
           sumMetric(
             await (await fetch(`${service.url}/metrics`)).text(),
@@ -136,16 +120,12 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
     ).json()) as any[];
     if (check.length !== PAGE || check[0].to !== HOT)
       throw new Error("the deep page is not what was indexed");
-    const single = await measure(url, [body], 1);
-    const busy = await measure(url, [body], 16);
+    const { single, busy, table } = await latencies(url, body);
     lines.push(
       "",
       `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, offset ${fmt(DEEP_OFFSET)}, limit ${PAGE}:`,
       "",
-      "| connections | req/s | p50 | p99 |",
-      "|---:|---:|---:|---:|",
-      `| 1 | ${fmt(single.requestsPerSecond)} | ${fmt(single.p50Ms, 2)} ms | ${fmt(single.p99Ms, 2)} ms |`,
-      `| 16 | ${fmt(busy.requestsPerSecond)} | ${fmt(busy.p50Ms, 2)} ms | ${fmt(busy.p99Ms, 2)} ms |`,
+      ...table,
       "",
       "The page's plan (EXPLAIN ANALYZE of the key query):",
       "",

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider } from "ethers";
 import { startAnvil } from "../src/upstream/devChain";
-import { anvilWallets, calldata, deployContract, rpc, waitForReceipt } from "../test/support/chain";
+import { anvilWallets, calldata, deployContract, rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { indexerPhase } from "./indexerPhase";
 import {
   CONNECTIONS,
@@ -145,19 +145,13 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
     const data = await Promise.all([0, 1].map((seed) => calldata("Blob", "emitBlob", [seed, 1024])));
     const built = performance.now();
     for (let b = 0; b < DISK_BLOCKS; b++) {
-      await fetch(anvil.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify([
-          ...data.map((d, t) => ({
-            jsonrpc: "2.0",
-            id: t,
-            method: "eth_sendTransaction",
-            params: [{ from: sender, to: blob, data: d, gas: "0x100000" }],
-          })),
-          { jsonrpc: "2.0", id: 9, method: "evm_mine", params: [] },
-        ]),
-      });
+      await rpcBatch(anvil.url, [
+        ...data.map((d) => ({
+          method: "eth_sendTransaction",
+          params: [{ from: sender, to: blob, data: d, gas: "0x100000" }],
+        })),
+        { method: "evm_mine", params: [] },
+      ]);
     }
     await call("evm_setAutomine", [true]);
     await call("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);

@@ -79,3 +79,27 @@ export function sumMatching(text: string, name: string, labels: string): number 
   }
   return total;
 }
+
+/** Polls `done` every 100 ms until it holds, for at most `timeoutMs`; returns the seconds it took. */
+export async function waitUntil(what: string, done: () => Promise<boolean>, timeoutMs = 15 * 60_000) {
+  const started = performance.now();
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** One request's latency alone and among 16 clients, and the table that shows both. */
+export async function latencies(url: string, body: string) {
+  const single = await measure(url, [body], 1);
+  const busy = await measure(url, [body], 16);
+  const row = (connections: number, r: WrkResult) =>
+    `| ${connections} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} ms | ${fmt(r.p99Ms, 2)} ms |`;
+  return {
+    single,
+    busy,
+    table: ["| connections | req/s | p50 | p99 |", "|---:|---:|---:|---:|", row(1, single), row(16, busy)],
+  };
+}

@@ -12,34 +12,20 @@ import postgres from "postgres";
 import { createFilterStore } from "../src/db/filterStore";
 import { hashKey } from "../src/http/auth";
 import { startAnvil } from "../src/upstream/devChain";
-import { rpc, waitForReceipt } from "../test/support/chain";
+import { rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { startPostgres } from "../test/support/postgres";
 import { startProxy } from "../test/support/proxy";
 import { compileContracts } from "../test/support/solc";
-import { fmt, measure, startService } from "./support";
+import { fmt, latencies, startService, waitUntil } from "./support";
 
 const TOKENS = 100;
 const NATIVE_TRANSFERS = 100;
 const FILTERS = 100_000;
 const KEY = "bench-key";
-const CATCH_UP_TIMEOUT_MS = 10 * 60_000;
 const BALANCE_CALLS = 5;
 
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 const address = (n: number) => `0x${(0xf0000000 + n).toString(16).padStart(40, "0")}`;
-
-/** Sends a JSON-RPC batch straight to the node. */
-async function batch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))),
-  });
-  const answers = (await response.json()) as { id: number; result?: unknown; error?: { message: string } }[];
-  const failed = answers.find((a) => a.error);
-  if (failed) throw new Error(failed.error!.message);
-  return answers.sort((a, b) => a.id - b.id).map((a) => a.result);
-}
 
 async function buildChain(url: string): Promise<{ block: number; tokens: string[]; participants: string[] }> {
   const call = rpc(url);
@@ -75,7 +61,7 @@ async function buildChain(url: string): Promise<{ block: number; tokens: string[
   try {
     // The mints in one block; then one block of 100 token transfers (one per token) and 100 native
     // transfers, from ten senders.
-    await batch(
+    await rpcBatch(
       url,
       tokens.map((token, i) =>
         tx(accounts[0]!, {
@@ -101,7 +87,7 @@ async function buildChain(url: string): Promise<{ block: number; tokens: string[
       participants.add(to);
       calls.push(tx(accounts[i % 10]!, { to, value: hex(i + 1), gas: hex(21_000) }));
     }
-    await batch(url, calls);
+    await rpcBatch(url, calls);
     await call("evm_mine", []);
   } finally {
     await call("evm_setAutomine", [true]);
@@ -127,12 +113,11 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
       HEAD_POLL_MS: "100",
       API_KEYS: KEY,
     });
-    const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
     const lastUrl = `${service.url}/watch_filters/lastBlockNumber?api_key=${KEY}`;
-    while (((await (await fetch(lastUrl)).json()) as { block_number: number }).block_number < block) {
-      if (Date.now() > deadline) throw new Error("the index did not reach the block");
-      await Bun.sleep(100);
-    }
+    await waitUntil(
+      "the index to reach the block",
+      async () => ((await (await fetch(lastUrl)).json()) as { block_number: number }).block_number >= block,
+    );
 
     // 100,000 filters of one key: every address of the block, the rest on addresses that never move.
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -154,12 +139,11 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
     ).json()) as {
       filters: unknown[];
     };
-    const single = await measure(url, [body], 1);
-    const busy = await measure(url, [body], 16);
+    const { single, busy, table } = await latencies(url, body);
 
     // DEFAULT_TOKENS for holders never asked about before (nothing cached): HTTP requests at the node.
     const requests: number[] = [];
-    const latencies: number[] = [];
+    const balanceMs: number[] = [];
     for (let i = 0; i < BALANCE_CALLS; i++) {
       const before = proxy.requests.length;
       const started = performance.now();
@@ -174,7 +158,7 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
         }),
       });
       const result = (await response.json()) as { result: { token_balances: unknown[] } };
-      latencies.push(performance.now() - started);
+      balanceMs.push(performance.now() - started);
       if (result.result.token_balances.length !== TOKENS)
         throw new Error("DEFAULT_TOKENS is not the 100 tokens");
       requests.push(
@@ -186,10 +170,7 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
       "",
       `/watch_filters/check for a block of ${TOKENS + NATIVE_TRANSFERS} transactions against ${fmt(FILTERS)} filters of one key (${fmt(answer.filters.length)} results):`,
       "",
-      "| connections | req/s | p50 | p99 |",
-      "|---:|---:|---:|---:|",
-      `| 1 | ${fmt(single.requestsPerSecond)} | ${fmt(single.p50Ms, 2)} ms | ${fmt(single.p99Ms, 2)} ms |`,
-      `| 16 | ${fmt(busy.requestsPerSecond)} | ${fmt(busy.p50Ms, 2)} ms | ${fmt(busy.p99Ms, 2)} ms |`,
+      ...table,
       "",
       "The match's plan (EXPLAIN ANALYZE):",
       "",
@@ -197,7 +178,7 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
       plan,
       "```",
       "",
-      `watch_getTokenBalances with DEFAULT_TOKENS (${TOKENS} contracts), ${BALANCE_CALLS} holders never asked before: HTTP requests carrying eth_call that reached the node per call: ${requests.join(", ")}; latency ${latencies.map((l) => `${fmt(l, 1)} ms`).join(", ")}.`,
+      `watch_getTokenBalances with DEFAULT_TOKENS (${TOKENS} contracts), ${BALANCE_CALLS} holders never asked before: HTTP requests carrying eth_call that reached the node per call: ${requests.join(", ")}; latency ${balanceMs.map((l) => `${fmt(l, 1)} ms`).join(", ")}.`,
     );
     rows.push({
       phase: "watch",
@@ -206,7 +187,7 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
       busy,
       plan,
       balanceRequests: requests,
-      latencies,
+      balanceMs,
     });
   } finally {
     await service?.stop();

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { DevChain } from "../src/upstream/devChain";
-import { calldata, deployContract, populateChain, rpc } from "./support/chain";
+import { calldata, deployContract, populateChain, rpc, rpcBatch } from "./support/chain";
 import { startProxy } from "./support/proxy";
 import { post, startServiceProcess, startTestService } from "./support/service";
 import { newAnvil } from "./support/shared";
@@ -122,19 +122,13 @@ test("a reader that stops does not make the server fetch, or hold, the rest of a
     const data = await Promise.all(
       Array.from({ length: TXS }, (_, t) => calldata("Blob", "emitBlob", [b * TXS + t, 64 * 1024])),
     );
-    await fetch(big.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify([
-        ...data.map((d, t) => ({
-          jsonrpc: "2.0",
-          id: t,
-          method: "eth_sendTransaction",
-          params: [{ from: sender, to: blob, data: d, gas: "0x2dc6c0" }],
-        })),
-        { jsonrpc: "2.0", id: 99, method: "evm_mine", params: [] },
-      ]),
-    });
+    await rpcBatch(big.url, [
+      ...data.map((d) => ({
+        method: "eth_sendTransaction",
+        params: [{ from: sender, to: blob, data: d, gas: "0x2dc6c0" }],
+      })),
+      { method: "evm_mine", params: [] },
+    ]);
   }
   const last = first + BLOCKS - 1;
   expect((await call("eth_getBlockReceipts", [hex(last)])).length).toBe(TXS);

@@ -172,32 +172,18 @@ export function decodeBlock(block: RawBlock, receipts: RawReceipt[]): DecodedBlo
       if (topic0 !== TRANSFER_TOPIC && topic0 !== APPROVAL_TOPIC) continue;
       const contract = log.address.toLowerCase();
       const logIndex = Number(q(log.logIndex));
-      if (topic0 === TRANSFER_TOPIC && log.topics.length === 3 && WORD.test(log.data)) {
+      const erc20 = log.topics.length === 3 && WORD.test(log.data);
+      if (topic0 === TRANSFER_TOPIC && (erc20 || log.topics.length === 4)) {
         const row = {
           transactionIndex: i,
           logIndex,
           transactionHash: tx.hash,
-          kind: TransferKind.erc20,
+          kind: erc20 ? TransferKind.erc20 : TransferKind.erc721,
           contract,
           from: topicAddress(log.topics[1]!),
           to: topicAddress(log.topics[2]!),
-          value: BigInt(log.data),
-          fee,
-          error,
-        };
-        transfers.push(row);
-        addresses.add(row.from).add(row.to);
-        tokens.add(contract);
-      } else if (topic0 === TRANSFER_TOPIC && log.topics.length === 4) {
-        const row = {
-          transactionIndex: i,
-          logIndex,
-          transactionHash: tx.hash,
-          kind: TransferKind.erc721,
-          contract,
-          from: topicAddress(log.topics[1]!),
-          to: topicAddress(log.topics[2]!),
-          value: BigInt(log.topics[3]!),
+          // An ERC-721 transfer's value is the token id, its fourth topic.
+          value: BigInt(erc20 ? log.data : log.topics[3]!),
           fee,
           error,
         };

@@ -49,6 +49,11 @@ export interface ChainHead {
   stop(): void;
 }
 
+/** The block a moving tag names now, when it is known. */
+export function blockAtTag(head: ChainHead, tag: "latest" | "safe" | "finalized"): bigint | undefined {
+  return tag === "latest" ? head.latest() : tag === "safe" ? head.safe() : head.finalized();
+}
+
 export function createChainHead(options: {
   pool: UpstreamPool;
   confirmations: number;

@@ -41,13 +41,6 @@ export function createBlockQueries(sql: Sql) {
       };
     },
 
-    /** The last indexed block, or undefined while the index is empty. */
-    async lastBlock(): Promise<bigint | undefined> {
-      const [row] =
-        await sql`select last_block::text as last from indexer_state where last_block >= first_block`;
-      return row ? BigInt(row.last as string) : undefined;
-    },
-
     /** Where the index starts and ends (it ends at first - 1 while empty); undefined before it starts. */
     async progress(): Promise<{ first: bigint; last: bigint } | undefined> {
       const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;

@@ -12,7 +12,7 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
-import type { ChainHead } from "../chain/head";
+import { blockAtTag, type ChainHead } from "../chain/head";
 import {
   InternalError,
   RequestValidationError,
@@ -72,7 +72,6 @@ export function streamRoutes(options: {
   /** A bound of the range as a block number: tags resolve against the followed head. */
   function bound(value: unknown, field: string): bigint {
     const ref = toNodeBlockRef(value)!;
-    let n: bigint | undefined;
     switch (ref) {
       case "pending":
         throw new RequestValidationError([
@@ -81,20 +80,16 @@ export function streamRoutes(options: {
       case "earliest":
         return 0n;
       case "latest":
-        n = head.latest();
-        break;
       case "safe":
-        n = head.safe();
-        break;
-      case "finalized":
-        n = head.finalized();
-        break;
+      case "finalized": {
+        const n = blockAtTag(head, ref);
+        if (n === undefined)
+          throw new UpstreamUnavailableError(`the chain's ${ref} block is not known yet; retry`);
+        return n;
+      }
       default:
         return BigInt(ref);
     }
-    if (n === undefined)
-      throw new UpstreamUnavailableError(`the chain's ${ref} block is not known yet; retry`);
-    return n;
   }
 
   function stream(op: Operation, member: string, from: bigint, to: bigint): ReadableStream<Uint8Array> {

@@ -58,8 +58,10 @@ export function createStatsOperations(options: {
    * The number of the last block whose timestamp is at or before `t`. The index answers inside the range
    * it holds; before it (INDEX_FROM_BLOCK above 0) and past its tip, the node's headers do.
    */
-  async function blockAt(t: bigint): Promise<bigint | undefined> {
-    const bounds = await blocks.bounds();
+  async function blockAt(
+    t: bigint,
+    bounds: Awaited<ReturnType<BlockQueries["bounds"]>>,
+  ): Promise<bigint | undefined> {
     if (bounds && t >= bounds.first.timestamp && t < bounds.last.timestamp) {
       return (await blocks.atOrBefore(t))?.number;
     }
@@ -83,7 +85,7 @@ export function createStatsOperations(options: {
         response: T.Integer(),
       },
       run: async ([timestamp]) => {
-        const n = await blockAt(BigInt(timestamp as number));
+        const n = await blockAt(BigInt(timestamp as number), await blocks.bounds());
         if (n === undefined) throw new NotFoundError(`no block has a timestamp at or before ${timestamp}`);
         return { raw: n.toString() };
       },
@@ -128,9 +130,10 @@ export function createStatsOperations(options: {
       },
       run: async ([date]) => {
         const start = midnight(date as string);
-        const before = await blockAt(start - 1n);
+        const bounds = await blocks.bounds();
+        const before = await blockAt(start - 1n, bounds);
         const fromBlock = before === undefined ? 0n : before + 1n;
-        const toBlock = await blockAt(start + DAY_SECONDS - 1n);
+        const toBlock = await blockAt(start + DAY_SECONDS - 1n, bounds);
         if (toBlock === undefined || toBlock < fromBlock) return { raw: "null" };
         return {
           raw: `{"date":"${date}","fromBlock":${fromBlock},"toBlock":${toBlock},"blockCount":${toBlock - fromBlock + 1n}}`,

@@ -3,7 +3,7 @@ import { Type as T } from "@sinclair/typebox";
 import { toNodeBlockRef } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
 import { TransferKind } from "../chain/decode";
-import type { ChainHead } from "../chain/head";
+import { blockAtTag, type ChainHead } from "../chain/head";
 import type { BlockQueries } from "../db/blockQueries";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
 import { rfc3339 } from "../json";
@@ -47,20 +47,27 @@ export function createTransferOperations(options: {
   const { transfers, blocks, head, chain } = options;
   const nativeAsset = str(chain.nativeSymbol);
 
-  /** A block reference of the body, against the index: tags name indexed blocks. */
-  async function resolve(value: number | string | null | undefined, absent: () => Promise<bigint>) {
-    if (value === null || value === undefined) return absent();
+  /**
+   * A block reference of the body, against the index: tags name indexed blocks. `lastIndexed` is read
+   * at most once a request, whichever bounds need it.
+   */
+  async function resolve(
+    value: number | string | null | undefined,
+    absent: bigint,
+    lastIndexed: () => Promise<bigint>,
+  ): Promise<bigint> {
+    if (value === null || value === undefined) return absent;
     const ref = toNodeBlockRef(value)!;
     switch (ref) {
       case "earliest":
         return 0n;
       case "latest":
       case "pending":
-        return (await blocks.lastBlock()) ?? -1n;
+        return lastIndexed();
       case "safe":
       case "finalized": {
-        const last = (await blocks.lastBlock()) ?? -1n;
-        const final = (ref === "safe" ? head.safe() : head.finalized()) ?? -1n;
+        const last = await lastIndexed();
+        const final = blockAtTag(head, ref) ?? -1n;
         return final < last ? final : last;
       }
       default: {
@@ -78,13 +85,18 @@ export function createTransferOperations(options: {
   }
 
   async function page(body: TransferBody): Promise<OperationResult> {
+    let last: Promise<bigint> | undefined;
+    const lastIndexed = () => {
+      last ??= blocks.progress().then((p) => (p && p.last >= p.first ? p.last : -1n));
+      return last;
+    };
     const query: TransferQuery = {
       addresses: lowerList(body.addresses),
       direction: body.transferDirection ?? undefined,
       kind: body.transferType ? KIND[body.transferType] : undefined,
       contracts: lowerList(body.contractAddresses),
-      fromBlock: await resolve(body.fromBlock, async () => 0n),
-      toBlock: await resolve(body.toBlock, async () => MAX_DB_BLOCK),
+      fromBlock: await resolve(body.fromBlock, 0n, lastIndexed),
+      toBlock: await resolve(body.toBlock, MAX_DB_BLOCK, lastIndexed),
       offset: body.offset ?? 0,
       limit: body.limit ?? DEFAULT_LIMIT,
     };

@@ -6,7 +6,7 @@ import { keccak256 } from "ethers";
 import type { Cache } from "../cache/cache";
 import { METHOD_POLICY } from "../cache/policy";
 import { quantity } from "../chain/blockRef";
-import type { ChainHead } from "../chain/head";
+import { blockAtTag, type ChainHead } from "../chain/head";
 import { NodeError } from "../errors";
 import { fastJson, type RawJson } from "../json";
 import type { NodeClient } from "../operations/node";
@@ -50,17 +50,15 @@ export function createNodeEngine(options: {
 
   function resolve(ref: unknown): Resolved {
     if (typeof ref !== "string") return { value: ref };
-    let n: bigint | undefined;
     switch (ref) {
       case "latest":
-        n = head.latest();
-        break;
       case "safe":
-        n = head.safe();
-        break;
-      case "finalized":
-        n = head.finalized();
-        break;
+      case "finalized": {
+        const n = blockAtTag(head, ref);
+        if (n === undefined) return { value: ref };
+        const hex = hexOf(n);
+        return { value: hex, hex };
+      }
       case "earliest":
         return { value: "0x0", hex: "0x0" };
       case "pending":
@@ -68,9 +66,6 @@ export function createNodeEngine(options: {
       default:
         return HEX_NUMBER.test(ref) ? { value: ref, hex: ref } : { value: ref };
     }
-    if (n === undefined) return { value: ref };
-    const hex = hexOf(n);
-    return { value: hex, hex };
   }
 
   /** The params with tags as numbers (while the head is fresh), and the block they are about. */

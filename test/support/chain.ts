@@ -61,6 +61,22 @@ export function rpc(url: string) {
   };
 }
 
+/** Sends calls to the node as one JSON-RPC batch; returns their results in order, throws on any error. */
+export async function rpcBatch<T = any>(
+  url: string,
+  calls: { method: string; params: unknown[] }[],
+): Promise<T[]> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))),
+  });
+  const answers = (await response.json()) as { id: number; result?: T; error?: { message: string } }[];
+  const failed = answers.find((a) => a.error);
+  if (failed) throw new Error(`${calls[failed.id]?.method}: ${failed.error!.message}`);
+  return answers.sort((a, b) => a.id - b.id).map((a) => a.result as T);
+}
+
 /** anvil mines an automined transaction just after answering eth_sendRawTransaction. */
 export async function waitForReceipt(url: string, hash: string, timeoutMs = 10_000): Promise<any> {
   const call = rpc(url);

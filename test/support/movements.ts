@@ -8,7 +8,7 @@
  * decoder.
  */
 import { Contract, ContractFactory } from "ethers";
-import { rpc, waitForReceipt } from "./chain";
+import { rpc, rpcBatch, waitForReceipt } from "./chain";
 import { compileContracts } from "./solc";
 
 /** 2024-02-28T22:00:00Z: the genesis block's time (anvil --timestamp). */
@@ -441,15 +441,7 @@ export async function fillTokenBlocks(
           : []),
         { method: "evm_mine", params: [] },
       ];
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(batch.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))),
-      });
-      const answers = (await response.json()) as { result?: string; error?: { message: string } }[];
-      const failed = answers.find((a) => a.error);
-      if (failed) throw new Error(`filling block ${i}: ${failed.error!.message}`);
-      last = answers[0]!.result!;
+      last = (await rpcBatch<string>(url, batch))[0]!;
       transfers += to.length + (i % 2 === 0 ? 1 : 0);
     }
   } finally {
