@@ -1,6 +1,6 @@
 /**
- * Configuration comes from the environment only (DESIGN.md §6). Every variable is checked at start; a bad
- * value stops the service with a message naming the variable and what it expected.
+ * Configuration comes from the environment only (the README's configuration table). Every variable is
+ * checked at start; a bad value stops the service with a message naming the variable and what it expected.
  */
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -320,13 +320,4 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     streamPrefetch: read(env, "STREAM_PREFETCH")!,
     logLevel: read(env, "LOG_LEVEL") as LogLevel,
   };
-}
-
-/** The variables, what they take and their defaults, for the README and `--help`. */
-export function describeConfig(): { name: ConfigVariable; expected: string; fallback: unknown }[] {
-  return (Object.keys(VARS) as ConfigVariable[]).map((name) => ({
-    name,
-    expected: VARS[name].expected,
-    fallback: VARS[name].fallback,
-  }));
 }

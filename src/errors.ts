@@ -1,6 +1,6 @@
 /**
  * Every failure the service reports is one of these classes. Each carries its JSON-RPC code, the HTTP
- * status a REST caller sees and whether retrying may help; only the HTTP edge turns them into bodies.
+ * status a REST caller sees and whether retrying may help; only http/answer.ts turns them into answers.
  */
 
 export interface ValidationIssue {
@@ -106,33 +106,79 @@ export class PayloadTooLargeError extends ServiceError {
 }
 
 /**
+ * What a node's JSON-RPC error means to the service, read by upstream/nodeErrors.ts from its code first
+ * and, only where nodes differ, from its message:
+ * - rate_limited, internal, unavailable: the node's own trouble; another upstream may answer;
+ * - block_not_found: the node has not (yet) got the block asked about; another upstream may have it;
+ * - method_unsupported: this node lacks the method;
+ * - batch_too_large: the node refused a batch for its size;
+ * - already_known: a transaction sent again is already in the node's pool;
+ * - request: anything else is about the request itself (invalid params, a reverted call): final.
+ */
+export type NodeErrorKind =
+  | "rate_limited"
+  | "internal"
+  | "unavailable"
+  | "block_not_found"
+  | "method_unsupported"
+  | "batch_too_large"
+  | "already_known"
+  | "request";
+
+const NODE_SIDE: ReadonlySet<NodeErrorKind> = new Set(["rate_limited", "internal", "unavailable"]);
+
+/**
  * The node answered with a JSON-RPC error. It passes through unchanged over JSON-RPC; over REST an
  * error about the request itself is a 400 quoting the node, and the node's own trouble a 502.
  */
 export class NodeError extends ServiceError {
   /** The node's `error` member exactly as it sent it. */
   readonly rawError: string;
-  constructor(code: number, message: string, data: unknown, rawError: string) {
-    const nodeSide = code === -32603 || code === -32005 || code === -32002;
+  readonly kind: NodeErrorKind;
+  constructor(code: number, message: string, data: unknown, rawError: string, kind: NodeErrorKind) {
+    const nodeSide = NODE_SIDE.has(kind);
     super(message, { code, status: nodeSide ? 502 : 400, retryable: nodeSide, data });
     this.rawError = rawError;
+    this.kind = kind;
   }
   override rpcErrorJson(): string {
     return this.rawError;
   }
-  /** The node says it has no such method (nodes word it in many ways). */
-  get methodMissing(): boolean {
-    return (
-      this.code === -32601 ||
-      /method .*(not found|does not exist|not available|not supported|unsupported)/i.test(this.message)
-    );
-  }
 }
+
+/**
+ * Why no upstream answered: it could not be reached (refused, no route, DNS), it broke off its answer,
+ * answered an HTTP error, answered something that is not JSON-RPC, or none was left to ask.
+ */
+export type UpstreamFailure = "unreachable" | "broken" | "http" | "protocol" | "exhausted" | "stopped";
 
 /** No upstream could be reached, or none answered sensibly. */
 export class UpstreamUnavailableError extends ServiceError {
-  constructor(message: string, cause?: unknown) {
+  readonly reason: UpstreamFailure;
+  constructor(message: string, reason: UpstreamFailure = "exhausted", cause?: unknown) {
     super(message, { code: -32002, status: 502, retryable: true, cause });
+    this.reason = reason;
+  }
+}
+
+/** The upstream's answer is not JSON-RPC (invalid JSON, no result and no error, another id). */
+export class UpstreamProtocolError extends UpstreamUnavailableError {
+  constructor(message: string) {
+    super(message, "protocol");
+  }
+}
+
+/** The upstream refused a request at the HTTP level for its size (413): a batch to send smaller. */
+export class BatchTooLargeError extends UpstreamUnavailableError {
+  constructor(message: string) {
+    super(message, "http");
+  }
+}
+
+/** The upstream said it is over its own rate limit (HTTP 429). */
+export class UpstreamRateLimitedError extends UpstreamUnavailableError {
+  constructor(message: string) {
+    super(message, "http");
   }
 }
 

@@ -1,13 +1,13 @@
 /**
- * Composition root: config -> dev chain (when no upstream is configured) -> upstream -> chain identity ->
- * database -> auth -> operation table -> HTTP. `stop()` undoes it in reverse order.
+ * Composition root, built from the bottom of the data path up (docs/architecture.md): config -> dev chain
+ * (when no upstream is configured) -> upstream pool -> chain identity and head -> database -> auth ->
+ * cache -> engine -> operations, indexer, watch filters -> HTTP. `stop()` undoes it in reverse order.
  */
 import { join } from "node:path";
 import { createCache } from "./cache/cache";
 import { createDiskTier, type DiskTier } from "./cache/disk";
 import { createMemoryTier } from "./cache/memory";
 import { describeChain } from "./chain/chains";
-import { createChainHead } from "./chain/head";
 import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
 import { createBlockQueries } from "./db/blockQueries";
@@ -16,14 +16,15 @@ import { createFilterStore } from "./db/filterStore";
 import { migrate } from "./db/migrate";
 import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
+import { createEngine } from "./engine/engine";
+import { createChainHead } from "./engine/head";
 import { createApp, listen } from "./http/app";
 import { createAuth } from "./http/auth";
-import { createEdge } from "./http/edge";
+import { createGuard } from "./http/guard";
 import { createHealth } from "./http/health";
 import { createRateLimiter } from "./http/rateLimit";
 import { watchFilterRouteSpecs } from "./http/watchFilters";
 import { startIndexer } from "./indexer/indexer";
-import { rawText } from "./json";
 import type { Logger } from "./log";
 import { createMetrics } from "./metrics";
 import { createNodeOperations } from "./operations/node";
@@ -32,7 +33,6 @@ import { createOperationTable } from "./operations/table";
 import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
 import { type DevChain, startAnvil } from "./upstream/devChain";
-import { createNodeEngine } from "./upstream/nodeEngine";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
 import { createWatchFilters } from "./watch/watchFilters";
 
@@ -159,14 +159,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (auth.open) log.warn("no API key is configured: the service is open to anyone who can reach it");
     const limiter = createRateLimiter();
     cleanups.push(() => limiter.stop());
-    const edge = createEdge({
-      auth,
-      limiter,
-      metrics,
-      log,
-      maxBodyBytes: config.maxBodyBytes,
-      maxBatchLength: config.maxBatchLength,
-    });
+    const guard = createGuard({ auth, limiter, metrics, log, maxBodyBytes: config.maxBodyBytes });
 
     // The disk tier belongs to one chain: the chain id and genesis hash name its directory, so another
     // chain on the same DATA_DIR (a fresh dev chain, say) never reads this one's answers.
@@ -194,7 +187,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       disk: disk?.usage(),
     }));
     const cache = createCache({
-      head,
+      chain: head,
       memory,
       disk,
       headTtlMs: headPollMs,
@@ -204,7 +197,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         stored: (tier) => metrics.cacheStored.labels(tier).inc(),
       },
     });
-    const node = createNodeEngine({
+    const node = createEngine({
       pool,
       head,
       // CACHE_MEMORY_MB=0 turns caching off (the disk tier only ever fills from the memory path).
@@ -213,7 +206,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     });
     const blocks = createBlockQueries(database.sql);
     const table = createOperationTable([
-      ...createNodeOperations({ node, log }),
+      ...createNodeOperations({ node }),
       ...createTransferOperations({ transfers: createTransferQueries(database.sql), blocks, head, chain }),
       ...createStatsOperations({ blocks, node, head }),
       ...createTokenOperations({
@@ -223,14 +216,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
         defaultTokens: config.defaultTokens,
       }),
     ]);
-    const blockReceipts = table.byMethod("ext_getBlockReceipts")!;
-    const receipts = async (block: string) => rawText((await blockReceipts.run([block])).raw);
     const indexer = startIndexer({
       sql: database.sql,
       exclusive: database.embedded,
       enabled: config.indexer,
       node,
-      receipts,
       head,
       chain,
       fromBlock: config.indexFromBlock,
@@ -251,22 +241,21 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const health = createHealth({ chain, pool, head, memory, disk, database, indexer });
     const app = createApp({
       table,
-      edge,
+      guard,
       health,
       watchFilterRoutes: watchFilterRouteSpecs(
         createWatchFilters({
           filters: createFilterStore(database.sql),
           blocks,
           node,
-          receipts,
           head,
           chain,
-          log,
         }),
       ),
       metrics,
       head,
       log,
+      maxBatchLength: config.maxBatchLength,
       stream: { maxBlocks: config.streamMaxBlocks, prefetch: config.streamPrefetch },
     });
     const server = listen({

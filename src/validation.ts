@@ -2,10 +2,16 @@
  * Compiled TypeBox checks whose failures read like FastAPI's: `{loc, msg, type}` with `loc` naming the
  * field. REST bodies, the JSON-RPC envelope and JSON-RPC params all go through here.
  */
-import type { TSchema } from "@sinclair/typebox";
+import { FormatRegistry, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Errors, type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
+import { toNodeBlockRef } from "./chain/blockRef";
 import type { ValidationIssue } from "./errors";
+
+/** The string formats the schemas use (schemas.ts), registered with TypeBox before the first compile. */
+const FORMATS: Record<string, (value: string) => boolean> = {
+  "block-ref": (value) => toNodeBlockRef(value) !== undefined,
+};
 
 // A body can be wrong in thousands of places; the first few say enough.
 const MAX_ISSUES = 20;
@@ -19,6 +25,8 @@ export interface Validator<T = unknown> {
 }
 
 export function compile<T = unknown>(schema: TSchema): Validator<T> {
+  for (const [name, check] of Object.entries(FORMATS))
+    if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, check);
   const compiled = TypeCompiler.Compile(schema);
   return {
     schema,

@@ -1,9 +1,8 @@
-/** API keys (DESIGN.md §4): query or header, 401 bodies for REST and JSON-RPC, keys from the database. */
+/** API keys (docs/interface.md §6): query or header, 401 bodies for REST and JSON-RPC, keys from the database. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createApiKeyStore } from "../src/db/apiKeys";
+import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
-import { hashKey } from "../src/http/auth";
 import { post, startTestService } from "./support/service";
 import { fixtureChain, onTeardown } from "./support/shared";
 

@@ -63,7 +63,7 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  test("carries the body schemas of SPEC.md §4.1", () => {
+  test("carries the REST body schemas (docs/interface.md §2)", () => {
     const body = (name: string) =>
       doc.paths[`/node/rest/${name}`].post.requestBody.content["application/json"].schema;
     expect(body("eth_getBlockByNumber").required).toEqual(["number", "is_full_trx"]);
@@ -76,7 +76,7 @@ describe("the OpenAPI document", () => {
     expect(body("get_token_balances").required).toEqual(["address", "list_contract_address"]);
   });
 
-  test("names the resources of SPEC.md §2 once, in components", () => {
+  test("names the resources (docs/interface.md §4.3) once, in components", () => {
     for (const name of [
       "Block",
       "Transaction",

@@ -1,7 +1,7 @@
 /**
  * Token metadata and balances against a real anvil and PostgreSQL: metadata read from the contracts (the
  * bytes32 form too), balances equal to balanceOf read with ethers straight from the node, and
- * DEFAULT_TOKENS ranked from the index as DESIGN.md §3 says.
+ * DEFAULT_TOKENS ranked from the index as docs/interface.md §4.7 says.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Contract, ContractFactory, JsonRpcProvider } from "ethers";

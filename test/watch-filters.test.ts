@@ -1,6 +1,6 @@
 /**
  * Watch filters against a real anvil and PostgreSQL: the chain of known movements is indexed, two API keys
- * register filters, and `check` / `check_v2` must give, block by block, exactly the results DESIGN.md §3
+ * register filters, and `check` / `check_v2` must give, block by block, exactly the results docs/interface.md §5
  * defines, built here from what the chain was made to move.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
@@ -80,7 +80,7 @@ beforeAll(async () => {
   }
 }, 120_000);
 
-/** The results DESIGN.md §3 defines for one block and one key's filters, from the chain's known movements. */
+/** The results docs/interface.md §5 defines for one block and one key's filters, from the chain's known movements. */
 function expected(n: number, filters: Filter[], v2: boolean) {
   const block = { ...blockOf.get(n)!, number: n };
   const rows: { key: [number, number, number, string]; result: unknown }[] = [];

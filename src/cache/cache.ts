@@ -1,5 +1,5 @@
 /**
- * The cache by finality (DESIGN.md §5), in front of the upstream pool:
+ * The cache by finality (docs/interface.md §8), between the engine and the upstreams:
  *  - final answers (static ones; about blocks at or below the last final block) go to memory and disk, for
  *    ever;
  *  - answers about unfinalized blocks stay in memory for about one block time, tied to the block they are
@@ -8,7 +8,6 @@
  *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
  * A hit is the answer's bytes as stored, spliced into the response without parsing.
  */
-import type { ChainHead } from "../chain/head";
 import { type RawJson, rawText } from "../json";
 import type { DiskTier } from "./disk";
 import type { CacheEntry, MemoryTier } from "./memory";
@@ -30,6 +29,18 @@ export interface CacheEvents {
   stored?(tier: CacheTier): void;
 }
 
+/** What the cache reads of the chain: the follower of engine/head.ts provides it. */
+export interface CanonicalChain {
+  /** The last final block: nothing at or below it can be reorganized away. */
+  finalized(): bigint | undefined;
+  /** The canonical hash at a height between the last final block and the head, when known. */
+  canonicalHash(n: bigint): string | undefined;
+  /** The height of a canonical block between the last final block and the head, by hash. */
+  numberOf(hash: string): bigint | undefined;
+  /** Called with the first height whose block changed, when a reorg is seen. */
+  onReorg(listener: (from: bigint) => void): void;
+}
+
 export interface Cache {
   /** Whether an answer to these params could ever be kept (else lookups are skipped). */
   cacheable(policy: MethodPolicy, params: unknown[]): boolean;
@@ -45,7 +56,7 @@ function asStored(raw: string): RawJson {
 }
 
 export function createCache(options: {
-  head: ChainHead;
+  chain: CanonicalChain;
   memory: MemoryTier;
   disk?: DiskTier;
   /** How long answers about the head (block number, gas price) are kept. */
@@ -54,13 +65,13 @@ export function createCache(options: {
   unfinalizedTtlMs: number;
   events?: CacheEvents;
 }): Cache {
-  const { head, memory, disk, events } = options;
+  const { chain, memory, disk, events } = options;
 
-  head.onReorg((from) => memory.dropFrom(from));
+  chain.onReorg((from) => memory.dropFrom(from));
 
   function valid(entry: CacheEntry): boolean {
     return (
-      entry.final || (entry.dep !== undefined && head.canonicalHash(entry.dep.number) === entry.dep.hash)
+      entry.final || (entry.dep !== undefined && chain.canonicalHash(entry.dep.number) === entry.dep.hash)
     );
   }
 
@@ -89,9 +100,9 @@ export function createCache(options: {
     raw: string,
     key: string,
   ): RawJson | undefined {
-    const final = head.finalized();
+    const final = chain.finalized();
     if (final !== undefined && number <= final) return keepFinal(key, raw);
-    const canonical = head.canonicalHash(number);
+    const canonical = chain.canonicalHash(number);
     // Unknown height (ahead of the head seen) or a block that is not the canonical one: not kept.
     if (canonical === undefined || (hash !== undefined && hash !== canonical)) return undefined;
     return keepWhileCanonical(key, raw, { number, hash: canonical });
@@ -155,7 +166,7 @@ export function createCache(options: {
           // Answers that do not name their block (counts by block hash): cached while the hash is one of
           // the blocks the follower knows.
           const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
-          const number = head.numberOf(hash);
+          const number = chain.numberOf(hash);
           return number === undefined ? undefined : placeBlock(number, hash, raw, key);
         }
         default:

@@ -1,7 +1,7 @@
 /**
- * One policy table for every node method (DESIGN.md §5): where its block parameter sits (tags are resolved
- * to numbers before a key is made; a call about block N avoids upstreams behind N) and how its answer may
- * be cached:
+ * How a node method's answer may be cached (docs/interface.md §8), and where its block parameter sits (tags
+ * are resolved to numbers before a key is made; a call about block N avoids upstreams behind N). The table
+ * of every method's policy is engine/methods.ts. The rules:
  *  - static: never changes (chain id, network id): kept forever;
  *  - head: about the head (block number, gas price): kept for a short time, memory only;
  *  - block: about the block its block parameter names: forever once that block is final, else briefly
@@ -10,6 +10,7 @@
  *    block read from the answer;
  *  - never: writes, estimates, and anything `pending`.
  */
+import { isBlockNumberHex } from "../chain/blockRef";
 import { objectMembers } from "../json";
 
 export type BlockParam =
@@ -33,49 +34,6 @@ export interface MethodPolicy {
   blockHashIn?: { member: string; first?: boolean };
 }
 
-const at = (index: number, optional = false): BlockParam => ({ kind: "position", index, optional });
-const TX_BLOCK = { number: "blockNumber", hash: "blockHash" };
-
-export const METHOD_POLICY: Readonly<Record<string, MethodPolicy>> = {
-  eth_chainId: { cache: "static" },
-  net_version: { cache: "static" },
-  eth_blockNumber: { cache: "head" },
-  eth_gasPrice: { cache: "head" },
-
-  eth_getBlockByNumber: { block: at(0), cache: "block", blockHashIn: { member: "hash" } },
-  eth_getBlockTransactionCountByNumber: { block: at(0), cache: "block" },
-  eth_getTransactionByBlockNumberAndIndex: {
-    block: at(0),
-    cache: "block",
-    blockHashIn: { member: "blockHash" },
-  },
-  eth_getUncleCountByBlockNumber: { block: at(0), cache: "block" },
-  eth_getBlockReceipts: { block: at(0), cache: "block", blockHashIn: { member: "blockHash", first: true } },
-  trace_block: { block: at(0), cache: "block", blockHashIn: { member: "blockHash", first: true } },
-  eth_getLogs: { block: { kind: "filter", index: 0 }, cache: "block" },
-  eth_call: { block: at(1, true), cache: "block" },
-  eth_getBalance: { block: at(1, true), cache: "block" },
-  eth_getCode: { block: at(1, true), cache: "block" },
-  eth_getTransactionCount: { block: at(1, true), cache: "block" },
-  eth_getStorageAt: { block: at(2, true), cache: "block" },
-  // Its last base fee is a prediction some nodes (anvil) recompute as the head moves, even for old ranges:
-  // kept only as long as answers about the head.
-  eth_feeHistory: { block: at(1), cache: "head" },
-
-  eth_getBlockByHash: { cache: "result", names: { number: "number", hash: "hash" } },
-  eth_getTransactionByBlockHashAndIndex: { cache: "result", names: TX_BLOCK },
-  eth_getTransactionByHash: { cache: "result", names: TX_BLOCK },
-  eth_getTransactionReceipt: { cache: "result", names: TX_BLOCK },
-  trace_transaction: { cache: "result", names: { ...TX_BLOCK, first: true } },
-  eth_getBlockTransactionCountByHash: { cache: "result", hashParam: 0 },
-  eth_getUncleCountByBlockHash: { cache: "result", hashParam: 0 },
-
-  eth_sendRawTransaction: { cache: "never", write: true },
-  eth_estimateGas: { cache: "never" },
-};
-
-const HEX_NUMBER = /^0x[0-9a-f]{1,16}$/;
-
 /** The block number a prepared `block`-rule call is about, as node-form hex, when its params name one. */
 export function blockHexOfParams(policy: MethodPolicy, params: unknown[]): string | undefined {
   const block = policy.block;
@@ -87,7 +45,7 @@ export function blockHexOfParams(policy: MethodPolicy, params: unknown[]): strin
           return filter?.blockHash === undefined ? filter?.toBlock : undefined;
         })()
       : params[block.index];
-  return typeof value === "string" && HEX_NUMBER.test(value) ? value : undefined;
+  return typeof value === "string" && isBlockNumberHex(value) ? value : undefined;
 }
 
 /** The block number a prepared `block`-rule call is about, when its params name one. */
@@ -101,6 +59,18 @@ function memberText(text: string, start: number, name: string): string | undefin
   return span ? text.slice(span.start, span.end) : undefined;
 }
 
+/** Where the answer's object starts: the answer itself, or with `first` the first element of a list. */
+function objectStart(text: string, first: boolean | undefined): number | undefined {
+  let start = 0;
+  while (text.charCodeAt(start) <= 32) start++;
+  if (first) {
+    if (text.charCodeAt(start) !== 91) return undefined;
+    start++;
+    while (text.charCodeAt(start) <= 32) start++;
+  }
+  return text.charCodeAt(start) === 123 ? start : undefined;
+}
+
 /**
  * The block an answer names (number and hash), read from its top-level members without parsing it all:
  * `{"number":…,"hash":…}` or, for lists, from the first element.
@@ -109,14 +79,8 @@ export function blockOfResult(
   text: string,
   names: { number: string; hash: string; first?: boolean },
 ): { number: bigint; hash: string } | undefined {
-  let start = 0;
-  while (text.charCodeAt(start) <= 32) start++;
-  if (names.first) {
-    if (text.charCodeAt(start) !== 91) return undefined;
-    start++;
-    while (text.charCodeAt(start) <= 32) start++;
-  }
-  if (text.charCodeAt(start) !== 123) return undefined;
+  const start = objectStart(text, names.first);
+  if (start === undefined) return undefined;
   const numberText = memberText(text, start, names.number);
   const hashText = memberText(text, start, names.hash);
   if (numberText === undefined || hashText === undefined || hashText === "null") return undefined;
@@ -129,14 +93,8 @@ export function blockHashOfResult(
   text: string,
   spec: { member: string; first?: boolean },
 ): string | undefined {
-  let start = 0;
-  while (text.charCodeAt(start) <= 32) start++;
-  if (spec.first) {
-    if (text.charCodeAt(start) !== 91) return undefined;
-    start++;
-    while (text.charCodeAt(start) <= 32) start++;
-  }
-  if (text.charCodeAt(start) !== 123) return undefined;
+  const start = objectStart(text, spec.first);
+  if (start === undefined) return undefined;
   const hash = memberText(text, start, spec.member);
   return hash && hash !== "null" ? (JSON.parse(hash) as string).toLowerCase() : undefined;
 }

@@ -1,10 +1,9 @@
 /**
- * Block numbers in requests (DESIGN.md §3): an integer >= 0, a 0x-hex string, a decimal string, or one of
+ * Block numbers in requests (docs/interface.md §3): an integer >= 0, a 0x-hex string, a decimal string, or one of
  * the five tags in any case. All of them become the node's form: a minimal 0x-hex quantity or a lower-case tag.
  */
 
 export const BLOCK_TAGS = ["latest", "earliest", "pending", "safe", "finalized"] as const;
-export type BlockTag = (typeof BLOCK_TAGS)[number];
 
 /** Nodes keep block numbers in 64 bits. */
 export const MAX_BLOCK_NUMBER = 2n ** 64n - 1n;
@@ -13,7 +12,13 @@ const TAG_SET: ReadonlySet<string> = new Set(BLOCK_TAGS);
 /** Already the node's form: lower-case hex without leading zeros, at most 16 digits. */
 const CANONICAL_HEX = /^0x(?:0|[1-9a-f][0-9a-f]{0,15})$/;
 const HEX = /^0x[0-9a-f]+$/i;
+const NODE_BLOCK_NUMBER = /^0x[0-9a-f]{1,16}$/;
 const DECIMAL = /^[0-9]+$/;
+
+/** A block number in the node's form (tags already resolved): 0x and at most 16 lower-case hex digits. */
+export function isBlockNumberHex(value: string): boolean {
+  return NODE_BLOCK_NUMBER.test(value);
+}
 
 export function quantity(n: number | bigint): string {
   return `0x${n.toString(16)}`;
@@ -46,8 +51,4 @@ export function toNodeBlockRef(value: unknown): string | undefined {
     return undefined;
   }
   return n >= 0n && n <= MAX_BLOCK_NUMBER ? quantity(n) : undefined;
-}
-
-export function isBlockTag(ref: string): ref is BlockTag {
-  return TAG_SET.has(ref);
 }

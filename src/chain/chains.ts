@@ -1,4 +1,4 @@
-/** What the service knows about the chains of SPEC.md's `Blockchain` enumeration. */
+/** What the service knows about the chains of the interface's `Blockchain` enumeration (docs/interface.md §4.9). */
 
 export const BLOCKCHAINS = [
   "ETH",

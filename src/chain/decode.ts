@@ -1,5 +1,5 @@
 /**
- * A block and its receipts, decoded into what the index keeps (DESIGN.md §3):
+ * A block and its receipts, decoded into what the index keeps (docs/interface.md §4.6):
  *  - a native transfer (`trx`) for every transaction that carries value, failed ones included;
  *  - ERC-20 transfers (a `Transfer` log with 3 topics and 32 bytes of data) and ERC-721 transfers (4 topics:
  *    the token id is the value);
@@ -110,7 +110,7 @@ const topicAddress = (topic: string) => `0x${topic.slice(26)}`.toLowerCase();
 const WORD = /^0x[0-9a-fA-F]{64}$/;
 
 /**
- * A transaction's fee (DESIGN.md §3): gasUsed x effectiveGasPrice (the transaction's gasPrice where the
+ * A transaction's fee (docs/interface.md §4.6): gasUsed x effectiveGasPrice (the transaction's gasPrice where the
  * receipt has none), plus blobGasUsed x blobGasPrice, plus an L2's l1Fee.
  */
 export function transactionFee(receipt: RawReceipt, tx: RawTx): { fee: bigint; gasPrice: bigint } {

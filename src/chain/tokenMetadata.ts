@@ -4,8 +4,12 @@
  * is not an (ERC-20) token.
  */
 import { NodeError } from "../errors";
-import { rawText } from "../json";
-import type { NodeClient } from "../operations/node";
+import { type RawJson, rawText } from "../json";
+
+/** What reading needs of the node: calls at the head (the engine's client, engine/client.ts, is one). */
+export interface NodeReader {
+  call(method: string, params: unknown[]): { raw: RawJson } | Promise<{ raw: RawJson }>;
+}
 
 const NAME = "0x06fdde03";
 const SYMBOL = "0x95d89b41";
@@ -42,9 +46,12 @@ export function decodeText(hex: string): string | null {
   return decoder.decode(bytes.subarray(offset + 32, offset + 32 + length)).replaceAll("\0", "");
 }
 
-async function call(node: NodeClient, to: string, data: string): Promise<string | null> {
+const text = async (node: NodeReader, method: string, params: unknown[]) =>
+  rawText((await node.call(method, params)).raw);
+
+async function call(node: NodeReader, to: string, data: string): Promise<string | null> {
   try {
-    const result = JSON.parse(rawText((await node.call("eth_call", [{ to, data }, "latest"])).raw)) as string;
+    const result = JSON.parse(await text(node, "eth_call", [{ to, data }, "latest"])) as string;
     return result === "0x" ? null : result;
   } catch (error) {
     // A revert: the contract does not answer this. No answer at all (an upstream down) is not a "no".
@@ -53,8 +60,8 @@ async function call(node: NodeClient, to: string, data: string): Promise<string 
   }
 }
 
-export async function readTokenMetadata(node: NodeClient, address: string): Promise<TokenMetadata> {
-  const code = JSON.parse(rawText((await node.call("eth_getCode", [address, "latest"])).raw)) as string;
+export async function readTokenMetadata(node: NodeReader, address: string): Promise<TokenMetadata> {
+  const code = JSON.parse(await text(node, "eth_getCode", [address, "latest"])) as string;
   if (code === "0x") return { isToken: false, name: null, symbol: null, decimals: null };
   const [name, symbol, decimals] = await Promise.all([
     call(node, address, NAME),

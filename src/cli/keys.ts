@@ -4,10 +4,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { loadConfig } from "../config";
-import { createApiKeyStore } from "../db/apiKeys";
+import { createApiKeyStore, hashKey } from "../db/apiKeys";
 import { createDatabase } from "../db/database";
 import { migrate } from "../db/migrate";
-import { hashKey } from "../http/auth";
 import { createLogger } from "../log";
 
 const [command, arg] = process.argv.slice(2);

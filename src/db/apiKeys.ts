@@ -1,7 +1,22 @@
 /** API keys kept in the database: only their SHA-256, never the key. */
 import type { Rate } from "../config";
-import type { StoredKey } from "../http/auth";
 import type { Sql } from "./database";
+
+/** A key as the database knows it: its hash, and its own rate where it has one. */
+export interface StoredKey {
+  hash: string;
+  rate?: Rate;
+}
+
+/** Where keys beyond API_KEYS come from (the database's api_keys table). */
+export interface KeySource {
+  loadKeys(): Promise<StoredKey[]>;
+}
+
+/** The SHA-256 hex of a key: all that is stored, logged or compared. */
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher("sha256").update(key).digest("hex");
+}
 
 export interface ApiKeyRow {
   keyHash: string;

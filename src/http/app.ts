@@ -9,16 +9,16 @@
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
-import type { ChainHead } from "../chain/head";
+import type { ChainHead } from "../engine/head";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { OperationTable } from "../operations/table";
+import { json } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
-import type { Edge, Handler } from "./edge";
+import type { Guard, Handler } from "./guard";
 import { type Health, HealthReport, healthRoutes } from "./health";
-import { createJsonRpcHandler } from "./jsonrpc";
-import { nodeRoutes } from "./node";
-import { json } from "./respond";
+import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
+import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { STREAMS, streamRoutes } from "./stream";
 
@@ -31,16 +31,17 @@ export interface HttpServer {
 
 export function createApp(deps: {
   table: OperationTable;
-  edge: Edge;
+  guard: Guard;
   health: Health;
   watchFilterRoutes: RouteSpec[];
   metrics: Metrics;
   head: ChainHead;
   log: Logger;
+  maxBatchLength: number;
   stream: { maxBlocks: number; prefetch: number };
 }): { elysia: Elysia; routes: Routes } {
-  const { table, edge, health, watchFilterRoutes, metrics, head, log } = deps;
-  const jsonRpc = createJsonRpcHandler({ table, log, metrics });
+  const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
+  const rpc = createJsonRpc({ table, log, metrics, maxBatchLength: deps.maxBatchLength });
   const elysia = new Elysia()
     .onError(({ code, error, request }) => {
       // Unknown routes and framework-level failures; our handlers answer their own errors.
@@ -59,9 +60,10 @@ export function createApp(deps: {
     })
     .use(docsRoutes(buildOpenApi(table, watchFilterRoutes, STREAMS, HealthReport))) as unknown as Elysia;
   const routes: Routes = {
-    ...nodeRoutes({ table, edge, jsonRpc, metrics, log }),
-    ...streamRoutes({ table, edge, head, ...deps.stream, log }),
-    ...specRoutes({ routes: watchFilterRoutes, edge, log }),
+    "/node/jsonrpc": { POST: jsonRpcRoute({ rpc, guard }) },
+    ...restRoutes({ table, guard, metrics }),
+    ...streamRoutes({ table, guard, head, ...deps.stream, log }),
+    ...specRoutes({ routes: watchFilterRoutes, guard }),
   };
   return { elysia, routes };
 }
@@ -79,7 +81,7 @@ export function listen(options: {
   const server: Server<undefined> = Bun.serve({
     hostname: options.host,
     port: options.port,
-    // Bun's own limit answers an empty 413; ours (in the edge) answers a clear one, so Bun's sits above it.
+    // Bun's own limit answers an empty 413; ours (in the guard) answers a clear one, so Bun's sits above it.
     maxRequestBodySize: options.maxBodyBytes * 2 + 1024,
     routes: app.routes as never,
     fetch: (request) => fallback(request),

@@ -1,9 +1,11 @@
 /**
- * API keys (DESIGN.md §4): query `api_key`, header `x-api-key` or header `api_key`; any one is enough,
- * two different ones are refused. Keys come from API_KEYS and from the database, which keeps only their
- * SHA-256. With no key anywhere the service runs open. Each key carries its rate limit.
+ * API keys (docs/interface.md §6): query `api_key`, header `x-api-key` or header `api_key`; any one is
+ * enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
+ * their SHA-256. With no key anywhere the service runs open. Each key carries its rate limit.
  */
+import type { Caller } from "../caller";
 import type { Rate } from "../config";
+import { hashKey, type KeySource } from "../db/apiKeys";
 import { UnauthorizedError } from "../errors";
 import type { Logger } from "../log";
 
@@ -11,34 +13,12 @@ import type { Logger } from "../log";
 const KEY_REFRESH_MS = 30_000;
 const UNKNOWN_KEY_REFRESH_MS = 2_000;
 
-export interface Caller {
-  /** The key as the caller sent it; null in open mode. */
-  key: string | null;
-  /** Its SHA-256 hex: how the caller is told apart without keeping the key itself. */
-  keyHash: string | null;
-  /** Its rate limit; undefined: unlimited. */
-  rate: Rate | undefined;
-}
-
-export interface StoredKey {
-  hash: string;
-  rate?: Rate;
-}
-
-export interface KeySource {
-  loadKeys(): Promise<StoredKey[]>;
-}
-
 export interface Auth {
   /** True while no key is configured anywhere. */
   readonly open: boolean;
   /** The caller; a Promise only when an unknown key makes it reload the database's keys. */
   authenticate(request: Request): Caller | Promise<Caller>;
   stop(): void;
-}
-
-export function hashKey(key: string): string {
-  return new Bun.CryptoHasher("sha256").update(key).digest("hex");
 }
 
 /** The key a request carries: query `api_key`, header `x-api-key` or header `api_key`. */

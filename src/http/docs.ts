@@ -5,8 +5,8 @@
 import { dirname, join } from "node:path";
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { ErrorDetail, HTTPValidationError } from "../operations/schemas";
 import type { OperationTable } from "../operations/table";
+import { ErrorDetail, HTTPValidationError } from "../schemas";
 import type { RouteSpec } from "./routes";
 import { StreamBody, type StreamSpec } from "./stream";
 

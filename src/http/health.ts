@@ -1,14 +1,16 @@
 /**
- * GET /health and /health/ (DESIGN.md §3): always 200, `degraded` when no upstream is in rotation or the
- * database does not answer. Upstream state comes from the pool's own polls, so health never loads nodes.
+ * GET /health and /health/ (docs/interface.md §10): always 200, `degraded` when no upstream is in rotation
+ * or the database does not answer. Upstream state comes from the pool's own polls, so health never loads
+ * nodes.
  */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { DiskTier } from "../cache/disk";
 import type { MemoryTier } from "../cache/memory";
 import type { ChainInfo } from "../chain/chains";
-import type { ChainHead } from "../chain/head";
+import type { ChainHead } from "../engine/head";
 import { toJson } from "../json";
+import { withTimeout } from "../timeout";
 import type { UpstreamPool } from "../upstream/pool";
 
 /** A health check must answer fast even when a dependency hangs. */
@@ -73,22 +75,11 @@ export interface HealthDeps {
 
 async function timed(work: () => Promise<void>): Promise<{ ms: number; error?: string }> {
   const start = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await Promise.race([
-      work(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
-          CHECK_TIMEOUT_MS,
-        );
-      }),
-    ]);
+    await withTimeout(work(), CHECK_TIMEOUT_MS, () => new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`));
     return { ms: Math.round((performance.now() - start) * 10) / 10 };
   } catch (error) {
     return { ms: Math.round(performance.now() - start), error: (error as Error).message };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,37 +1,49 @@
 /**
- * JSON-RPC 2.0 over POST /node/jsonrpc (SPEC.md §4.2, DESIGN.md §4). Independent of the web framework:
- * a parsed body in, a Response out. A single request whose envelope is wrong is a 422; a batch is answered
- * 200 with one response per element, in order. Results are spliced in as raw JSON text or bytes.
+ * JSON-RPC 2.0 (docs/interface.md §3, §7): a parsed body in, an answer out, whatever carries it (the POST
+ * /node/jsonrpc route below goes through the guard like every route). A single request whose envelope is
+ * wrong is a 422; a batch is answered 200 with one response per element, in order. Results are spliced in
+ * as the raw JSON text or bytes the engine holds.
  */
+import type { ResultSource } from "../engine/client";
 import {
   InternalError,
   InvalidParamsError,
   InvalidRequestError,
   MethodNotFoundError,
   NodeError,
-  type RequestValidationError,
+  PayloadTooLargeError,
   type ServiceError,
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { fastJson, joinParts, type RawJson, toJson } from "../json";
+import { joinParts, type RawJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
-import type { Operation, OperationResult, ResultSource } from "../operations/operation";
+import type { Operation, OperationResult } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
-import { jsonHeaders, parseBody, rawJson } from "./respond";
+import {
+  JSON_RPC,
+  jsonHeaders,
+  NO_IDENTITY,
+  type RpcIdentity,
+  rawJson,
+  rpcErrorText,
+  rpcIdentity,
+} from "./answer";
+import type { Guard, Handler } from "./guard";
 
-const DEFAULT_JSONRPC = '"2.0"';
-
-interface Envelope {
-  jsonrpc: string;
-  id: string;
-  op: Operation;
-  params: unknown[];
+export interface RpcAnswer {
+  /** 200, or 422 for a single request whose envelope is wrong. */
+  status: number;
+  /** The response as parts of JSON (a cached result stays the text or bytes it is stored as). */
+  parts: RawJson[];
+  /** The least cached of the results (a batch's `x-cache`). */
+  source?: ResultSource;
+  /** The upstreams that answered, comma-separated. */
+  upstream?: string;
 }
 
 interface Answer {
-  /** The response object as parts of JSON (a cached result stays the text or bytes it is stored as). */
   parts: RawJson[];
   source?: ResultSource;
   upstream?: string;
@@ -40,47 +52,36 @@ interface Answer {
 // Order of "how far the node was from the answer", for the x-cache header of a batch.
 const SOURCE_RANK: Record<ResultSource, number> = { memory: 0, disk: 1, coalesced: 2, miss: 3 };
 
-function idJson(value: Record<string, unknown>): string {
-  return "id" in value ? (fastJson(value.id) ?? "null") : "0";
-}
-
-function errorAnswer(jsonrpc: string, id: string, error: ServiceError): Answer {
-  return { parts: [`{"jsonrpc":${jsonrpc},"id":${id},"error":${error.rpcErrorJson()}}`] };
-}
-
-/** Adds the headers naming where a response's results came from. */
-function provenance(answers: Answer[], headers: Record<string, string>): Record<string, string> {
+/** One response from the answers of a single request or of a batch's elements. */
+function combine(answers: Answer[], parts: RawJson[]): RpcAnswer {
   let worst: ResultSource | undefined;
-  let upstream: string | undefined;
-  let several: Set<string> | undefined;
+  const upstreams = new Set<string>();
   for (const answer of answers) {
     if (answer.source && (worst === undefined || SOURCE_RANK[answer.source] > SOURCE_RANK[worst]))
       worst = answer.source;
-    if (answer.upstream === undefined || answer.upstream === upstream) continue;
-    if (upstream === undefined) {
-      upstream = answer.upstream;
-    } else {
-      several ??= new Set([upstream]);
-      several.add(answer.upstream);
-    }
+    if (answer.upstream !== undefined) upstreams.add(answer.upstream);
   }
-  if (worst !== undefined) headers["x-cache"] = worst;
-  if (upstream !== undefined) headers["x-upstream"] = several ? [...several].join(",") : upstream;
-  return headers;
+  return {
+    status: 200,
+    parts,
+    source: worst,
+    upstream: upstreams.size === 0 ? undefined : [...upstreams].join(","),
+  };
 }
 
-export interface JsonRpcHandler {
-  /** The body as JSON, or the 422 that answers it. */
-  parse(text: string, requestId: string): { body: unknown } | { response: Response };
-  execute(body: unknown, requestId: string): Promise<Response>;
+export interface JsonRpc {
+  /** The calls a parsed body makes (its rate-limit cost); 413 past MAX_BATCH_LENGTH. */
+  calls(body: unknown): number;
+  answer(body: unknown, requestId: string): RpcAnswer | Promise<RpcAnswer>;
 }
 
-export function createJsonRpcHandler(options: {
+export function createJsonRpc(options: {
   table: OperationTable;
   log: Logger;
   metrics: Metrics;
-}): JsonRpcHandler {
-  const { table, log, metrics } = options;
+  maxBatchLength: number;
+}): JsonRpc {
+  const { table, log, metrics, maxBatchLength } = options;
   const requests = metrics.requests;
 
   /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
@@ -112,44 +113,36 @@ export function createJsonRpcHandler(options: {
     return { issues, unknownMethod };
   }
 
-  function toEnvelope(v: Record<string, unknown>): Envelope {
-    return {
-      jsonrpc:
-        typeof v.jsonrpc === "string"
-          ? v.jsonrpc === "2.0"
-            ? DEFAULT_JSONRPC
-            : JSON.stringify(v.jsonrpc)
-          : DEFAULT_JSONRPC,
-      id: idJson(v),
-      op: table.byMethod(v.method as string)!,
-      params: (v.params as unknown[] | null | undefined) ?? [],
-    };
-  }
-
   const count = (operation: string, error?: ServiceError) =>
-    requests.labels(operation, "jsonrpc", error ? outcomeLabel(error) : "ok").inc();
+    requests.labels(operation, "jsonrpc", outcomeLabel(error)).inc();
 
-  function execute(envelope: Envelope, requestId: string): Answer | Promise<Answer> {
-    const { jsonrpc, id, op } = envelope;
+  const errorAnswer = (identity: RpcIdentity, error: ServiceError): Answer => ({
+    parts: [rpcErrorText(identity, error)],
+  });
+
+  /** Runs one valid request object. */
+  function execute(value: Record<string, unknown>, requestId: string): Answer | Promise<Answer> {
+    const identity = rpcIdentity(value);
+    const op = table.byMethod(value.method as string) as Operation;
     const fail = (error: unknown): Answer => {
       const e = toServiceError(error);
       if (e instanceof InternalError) log.error("operation failed", { method: op.method, requestId, error });
       count(op.method, e);
       // The node's own error is a node answer too: it was asked (and errors are never cached).
       return e instanceof NodeError
-        ? { ...errorAnswer(jsonrpc, id, e), source: "miss" }
-        : errorAnswer(jsonrpc, id, e);
+        ? { ...errorAnswer(identity, e), source: "miss" }
+        : errorAnswer(identity, e);
     };
     const succeed = (result: OperationResult): Answer => {
       count(op.method);
       return {
-        parts: [`{"jsonrpc":${jsonrpc},"id":${id},"result":`, result.raw, "}"],
+        parts: [`{"jsonrpc":${identity.jsonrpc},"id":${identity.id},"result":`, result.raw, "}"],
         source: result.source,
         upstream: result.upstream,
       };
     };
     try {
-      const run = op.run(op.prepare(envelope.params));
+      const run = op.run(op.prepare((value.params as unknown[] | null | undefined) ?? []));
       // A cache hit comes back at once: no microtask turns on the hot path.
       return run instanceof Promise ? run.then(succeed, fail) : succeed(run);
     } catch (error) {
@@ -159,11 +152,8 @@ export function createJsonRpcHandler(options: {
 
   function batchElement(value: unknown, requestId: string): Promise<Answer> | Answer {
     const { issues, unknownMethod } = envelopeIssues(value);
-    if (issues.length === 0) return execute(toEnvelope(value as Record<string, unknown>), requestId);
-    const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
-    const v = (isObject ? value : {}) as Record<string, unknown>;
-    const jsonrpc = typeof v.jsonrpc === "string" ? JSON.stringify(v.jsonrpc) : DEFAULT_JSONRPC;
-    const id = isObject ? idJson(v) : "null";
+    if (issues.length === 0) return execute(value as Record<string, unknown>, requestId);
+    const v = value as Record<string, unknown>;
     let error: ServiceError;
     if (issues.length === 1 && unknownMethod !== undefined) {
       error = new MethodNotFoundError(unknownMethod);
@@ -174,40 +164,67 @@ export function createJsonRpcHandler(options: {
         `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
       );
     }
-    count(typeof v.method === "string" && table.byMethod(v.method) ? v.method : "unknown", error);
-    return errorAnswer(jsonrpc, id, error);
+    const method = typeof v === "object" && v !== null ? v.method : undefined;
+    count(typeof method === "string" && table.byMethod(method) ? method : "unknown", error);
+    return errorAnswer(rpcIdentity(value), error);
   }
 
   return {
-    parse(text, requestId) {
-      try {
-        return { body: parseBody(text) };
-      } catch (error) {
-        const detail = toJson({ detail: (error as RequestValidationError).issues });
-        return { response: rawJson(detail, 422, jsonHeaders(requestId)) };
+    calls(body) {
+      const calls = Array.isArray(body) ? body.length : 1;
+      if (calls > maxBatchLength) {
+        throw new PayloadTooLargeError(
+          `a batch of ${calls} calls exceeds the limit of ${maxBatchLength} (MAX_BATCH_LENGTH)`,
+        );
       }
+      return Math.max(1, calls);
     },
 
-    async execute(body, requestId) {
+    answer(body, requestId) {
       if (Array.isArray(body)) {
         if (body.length === 0) {
-          const error = new InvalidRequestError("invalid request: empty batch").rpcErrorJson();
-          return rawJson(`{"jsonrpc":"2.0","id":null,"error":${error}}`, 200, jsonHeaders(requestId));
+          const error = new InvalidRequestError("invalid request: empty batch");
+          return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
         }
-        const answers = await Promise.all(body.map((element) => batchElement(element, requestId)));
-        const parts: RawJson[] = ["["];
-        for (let i = 0; i < answers.length; i++) {
-          if (i > 0) parts.push(",");
-          for (const part of answers[i]!.parts) parts.push(part);
-        }
-        parts.push("]");
-        return rawJson(joinParts(parts), 200, provenance(answers, jsonHeaders(requestId)));
+        return Promise.all(body.map((element) => batchElement(element, requestId))).then((answers) => {
+          const parts: RawJson[] = ["["];
+          for (let i = 0; i < answers.length; i++) {
+            if (i > 0) parts.push(",");
+            for (const part of answers[i]!.parts) parts.push(part);
+          }
+          parts.push("]");
+          return combine(answers, parts);
+        });
       }
       const { issues } = envelopeIssues(body);
-      if (issues.length > 0) return rawJson(toJson({ detail: issues }), 422, jsonHeaders(requestId));
-      const run = execute(toEnvelope(body as Record<string, unknown>), requestId);
-      const answer = run instanceof Promise ? await run : run;
-      return rawJson(joinParts(answer.parts), 200, provenance([answer], jsonHeaders(requestId)));
+      if (issues.length > 0) return { status: 422, parts: [toJson({ detail: issues })] };
+      const run = execute(body as Record<string, unknown>, requestId);
+      return run instanceof Promise
+        ? run.then((answer) => combine([answer], answer.parts))
+        : combine([run], run.parts);
     },
   };
+}
+
+/** POST /node/jsonrpc: a single request or a batch, one token per call. */
+export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
+  const { rpc, guard } = options;
+  const respond = (answer: RpcAnswer, requestId: string) => {
+    const headers = jsonHeaders(requestId);
+    if (answer.source !== undefined) headers["x-cache"] = answer.source;
+    if (answer.upstream !== undefined) headers["x-upstream"] = answer.upstream;
+    return rawJson(joinParts(answer.parts), answer.status, headers);
+  };
+  return guard.route<unknown>({
+    name: "/node/jsonrpc",
+    transport: JSON_RPC,
+    body: true,
+    accept: (body) => ({ input: body, cost: rpc.calls(body) }),
+    run(body, { requestId }) {
+      const answer = rpc.answer(body, requestId);
+      return answer instanceof Promise
+        ? answer.then((a) => respond(a, requestId))
+        : respond(answer, requestId);
+    },
+  });
 }

@@ -15,10 +15,21 @@ interface Bucket {
 }
 
 export interface RateLimiter {
+  /**
+   * Throws RateLimitedError when `identity` has not a whole token left, taking nothing: a refusal made
+   * before a request is read further. Unlimited callers always pass.
+   */
+  admit(identity: string, rate: Rate | undefined): void;
   /** Takes `count` tokens for `identity`, or throws RateLimitedError. Unlimited callers always pass. */
   take(identity: string, count: number, rate: Rate | undefined): void;
   stop(): void;
 }
+
+const exceeded = (rate: Rate, wait: number) =>
+  new RateLimitedError(
+    `rate limit exceeded: ${rate.perSecond} calls per second, bursts of ${rate.burst}`,
+    Math.max(1, Math.ceil(wait)),
+  );
 
 export function createRateLimiter(): RateLimiter {
   const buckets = new Map<string, Bucket>();
@@ -30,30 +41,35 @@ export function createRateLimiter(): RateLimiter {
   }, SWEEP_INTERVAL_MS);
   timer.unref?.();
 
+  /** The caller's bucket, refilled for the time since it was last touched. */
+  function refilled(identity: string, rate: Rate): Bucket {
+    const now = performance.now();
+    let bucket = buckets.get(identity);
+    if (!bucket || bucket.rate !== rate) {
+      bucket = { tokens: rate.burst, updated: now, rate };
+      buckets.set(identity, bucket);
+    }
+    bucket.tokens = Math.min(rate.burst, bucket.tokens + ((now - bucket.updated) / 1000) * rate.perSecond);
+    bucket.updated = now;
+    return bucket;
+  }
+
   return {
+    admit(identity, rate) {
+      if (!rate) return;
+      const bucket = refilled(identity, rate);
+      if (bucket.tokens < 1) throw exceeded(rate, (1 - bucket.tokens) / rate.perSecond);
+    },
     take(identity, count, rate) {
       if (!rate) return;
-      const now = performance.now();
-      let bucket = buckets.get(identity);
-      if (!bucket || bucket.rate !== rate) {
-        bucket = { tokens: rate.burst, updated: now, rate };
-        buckets.set(identity, bucket);
-      }
-      bucket.tokens = Math.min(rate.burst, bucket.tokens + ((now - bucket.updated) / 1000) * rate.perSecond);
-      bucket.updated = now;
+      const bucket = refilled(identity, rate);
       if (count > rate.burst) {
         throw new RateLimitedError(
           `rate limit: a batch of ${count} calls is more than this key may make at once (${rate.burst})`,
           Math.ceil(rate.burst / rate.perSecond),
         );
       }
-      if (bucket.tokens < count) {
-        const wait = (count - bucket.tokens) / rate.perSecond;
-        throw new RateLimitedError(
-          `rate limit exceeded: ${rate.perSecond} calls per second, bursts of ${rate.burst}`,
-          Math.max(1, Math.ceil(wait)),
-        );
-      }
+      if (bucket.tokens < count) throw exceeded(rate, (count - bucket.tokens) / rate.perSecond);
       bucket.tokens -= count;
     },
     stop: () => clearInterval(timer),

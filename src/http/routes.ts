@@ -1,15 +1,13 @@
 /**
- * Routes outside the operation table (watch filters), declared once for both Elysia and the OpenAPI
- * document: method, path, body schema, response schema, handler.
+ * Routes outside the operation table (watch filters), declared once for Bun's router and the OpenAPI
+ * document: method, path, body schema, response schema, handler. Each goes through the guard.
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
-
-import { InternalError, RequestValidationError, toServiceError } from "../errors";
-import type { Logger } from "../log";
+import type { Caller } from "../caller";
+import { RequestValidationError } from "../errors";
 import { compile } from "../validation";
-import type { Caller } from "./auth";
-import type { Edge, Handler } from "./edge";
-import { json, jsonHeaders, parseBody, restError } from "./respond";
+import { json, jsonHeaders, REST } from "./answer";
+import type { Guard, Handler } from "./guard";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "DELETE";
@@ -26,29 +24,22 @@ export interface RouteSpec {
 
 export function specRoutes(options: {
   routes: RouteSpec[];
-  edge: Edge;
-  log: Logger;
+  guard: Guard;
 }): Record<string, Partial<Record<RouteSpec["method"], Handler>>> {
-  const { edge, log } = options;
   const out: Record<string, Partial<Record<RouteSpec["method"], Handler>>> = {};
   for (const route of options.routes) {
     const validator = route.body ? compile(route.body) : null;
-    const handler = edge.route(route.path, async (request, server, requestId) => {
-      try {
-        const text = validator ? await edge.readBody(request) : "";
-        const caller = await edge.authenticate(request);
-        edge.charge(caller, request, server, 1);
-        let body: unknown;
-        if (validator) {
-          body = parseBody(text);
-          if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
-        }
-        return json(await route.handle(body, caller), 200, jsonHeaders(requestId));
-      } catch (error) {
-        const e = toServiceError(error);
-        if (e instanceof InternalError) log.error("route failed", { route: route.path, requestId, error });
-        return restError(e, jsonHeaders(requestId));
-      }
+    const handler = options.guard.route<unknown>({
+      name: route.path,
+      transport: REST,
+      body: validator !== null,
+      accept(body) {
+        if (validator && !validator.check(body))
+          throw new RequestValidationError(validator.issues(body, ["body"]));
+        return { input: body, cost: 1 };
+      },
+      run: async (body, { caller, requestId }) =>
+        json(await route.handle(body, caller), 200, jsonHeaders(requestId)),
     });
     out[route.path] = { ...out[route.path], [route.method]: handler };
   }

@@ -12,7 +12,7 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
-import { blockAtTag, type ChainHead } from "../chain/head";
+import { blockAtTag, type ChainHead } from "../engine/head";
 import {
   InternalError,
   RequestValidationError,
@@ -23,11 +23,11 @@ import {
 import type { RawJson } from "../json";
 import type { Logger } from "../log";
 import type { Operation } from "../operations/operation";
-import { BlockRef } from "../operations/schemas";
 import type { OperationTable } from "../operations/table";
+import { BlockRef } from "../schemas";
 import { compile } from "../validation";
-import type { Edge, Handler } from "./edge";
-import { jsonHeaders, parseBody, restError } from "./respond";
+import { REST } from "./answer";
+import type { Guard, Handler } from "./guard";
 
 export const StreamBody = T.Object({ fromBlock: BlockRef, toBlock: BlockRef });
 
@@ -60,13 +60,13 @@ const PULL_BYTES = 256 * 1024;
 
 export function streamRoutes(options: {
   table: OperationTable;
-  edge: Edge;
+  guard: Guard;
   head: ChainHead;
   maxBlocks: number;
   prefetch: number;
   log: Logger;
 }) {
-  const { table, edge, head, maxBlocks, prefetch, log } = options;
+  const { table, guard, head, maxBlocks, prefetch, log } = options;
   const validator = compile<{ fromBlock: unknown; toBlock: unknown }>(StreamBody);
 
   /** A bound of the range as a block number: tags resolve against the followed head. */
@@ -173,48 +173,46 @@ export function streamRoutes(options: {
     );
   }
 
+  /** The body's range, checked: at most STREAM_MAX_BLOCKS blocks, tags resolved. */
+  function range(body: unknown): { from: bigint; to: bigint } {
+    if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
+    const from = bound(body.fromBlock, "fromBlock");
+    const to = bound(body.toBlock, "toBlock");
+    if (to < from) {
+      throw new RequestValidationError([
+        { loc: ["body", "toBlock"], msg: "toBlock should be at or after fromBlock", type: "value_error" },
+      ]);
+    }
+    const count = to - from + 1n;
+    if (count > BigInt(maxBlocks)) {
+      throw new RequestValidationError([
+        {
+          loc: ["body", "toBlock"],
+          msg: `the range holds ${count} blocks; at most ${maxBlocks} (STREAM_MAX_BLOCKS) a request`,
+          type: "value_error",
+        },
+      ]);
+    }
+    return { from, to };
+  }
+
   const routes: Record<string, { POST: Handler }> = {};
   for (const spec of STREAMS) {
     const op = table.byMethod(spec.operation)!;
     routes[spec.path] = {
-      POST: edge.route(spec.path, async (request, server, requestId) => {
-        try {
-          const text = await edge.readBody(request);
-          const caller = await edge.authenticate(request);
-          const body = parseBody(text);
-          if (!validator.check(body)) throw new RequestValidationError(validator.issues(body, ["body"]));
-          const from = bound(body.fromBlock, "fromBlock");
-          const to = bound(body.toBlock, "toBlock");
-          if (to < from) {
-            throw new RequestValidationError([
-              {
-                loc: ["body", "toBlock"],
-                msg: "toBlock should be at or after fromBlock",
-                type: "value_error",
-              },
-            ]);
-          }
-          const count = to - from + 1n;
-          if (count > BigInt(maxBlocks)) {
-            throw new RequestValidationError([
-              {
-                loc: ["body", "toBlock"],
-                msg: `the range holds ${count} blocks; at most ${maxBlocks} (STREAM_MAX_BLOCKS) a request`,
-                type: "value_error",
-              },
-            ]);
-          }
+      POST: guard.route<{ from: bigint; to: bigint }>({
+        name: spec.path,
+        transport: REST,
+        body: true,
+        accept(body) {
+          const input = range(body);
           // One token per block: a stream is that many calls.
-          edge.charge(caller, request, server, Number(count));
-          return new Response(stream(op, spec.member, from, to), {
+          return { input, cost: Number(input.to - input.from + 1n) };
+        },
+        run: ({ from, to }, { requestId }) =>
+          new Response(stream(op, spec.member, from, to), {
             headers: { "content-type": "application/x-ndjson", "x-request-id": requestId },
-          });
-        } catch (error) {
-          const e = toServiceError(error);
-          if (e instanceof InternalError)
-            log.error("stream route failed", { route: spec.path, requestId, error });
-          return restError(e, jsonHeaders(requestId));
-        }
+          }),
       }),
     };
   }

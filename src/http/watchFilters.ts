@@ -1,6 +1,6 @@
-/** Watch-filter routes (SPEC.md §4.3). */
+/** Watch-filter routes (docs/interface.md §5). */
 import { Type as T } from "@sinclair/typebox";
-import { Address, FilterInfo, FilterResult } from "../operations/schemas";
+import { Address, FilterInfo, FilterResult } from "../schemas";
 import type { WatchFilters } from "../watch/watchFilters";
 import type { RouteSpec } from "./routes";
 

@@ -15,14 +15,13 @@ import { LRUCache } from "lru-cache";
 import { quantity } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
 import { type DecodedBlock, decodeBlock, type RawBlock } from "../chain/decode";
-import type { ChainHead } from "../chain/head";
 import { readTokenMetadata } from "../chain/tokenMetadata";
 import { createChainStore, FencedError } from "../db/chainStore";
 import type { Sql } from "../db/database";
 import { createTokenStore } from "../db/tokenStore";
-import { rawText } from "../json";
+import { callText, type NodeClient } from "../engine/client";
+import type { ChainHead } from "../engine/head";
 import type { Logger } from "../log";
-import type { NodeClient } from "../operations/node";
 
 /** Blocks fetched ahead of the one being written. */
 const WINDOW_BLOCKS = 32;
@@ -75,8 +74,6 @@ export function startIndexer(options: {
   /** False (INDEXER=off): never lead, only follow the progress of the instance that does. */
   enabled: boolean;
   node: NodeClient;
-  /** Receipts of one block (the ext_getBlockReceipts operation, with its fallback). */
-  receipts(block: string): Promise<string>;
   head: ChainHead;
   chain: ChainInfo;
   /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
@@ -120,11 +117,10 @@ export function startIndexer(options: {
 
   async function fetchBlock(n: bigint): Promise<{ block: RawBlock; receipts: unknown[] } | undefined> {
     const ref = quantity(n);
-    const [block, receipts] = await Promise.all([
-      node.call("eth_getBlockByNumber", [ref, true]),
-      options.receipts(ref),
+    const [blockText, receipts] = await Promise.all([
+      callText(node, "eth_getBlockByNumber", [ref, true]),
+      callText(node, "eth_getBlockReceipts", [ref]),
     ]);
-    const blockText = rawText(block.raw);
     if (blockText === "null" || receipts === "null") return undefined;
     const parsed = JSON.parse(blockText) as RawBlock;
     const list = JSON.parse(receipts) as { blockHash: string }[];
@@ -137,7 +133,7 @@ export function startIndexer(options: {
   async function canonicalHash(n: bigint): Promise<string | undefined> {
     const known = head.canonicalHash(n);
     if (known) return known.toLowerCase();
-    const raw = rawText((await node.call("eth_getBlockByNumber", [quantity(n), false])).raw);
+    const raw = await callText(node, "eth_getBlockByNumber", [quantity(n), false]);
     return raw === "null" ? undefined : (JSON.parse(raw) as { hash: string }).hash.toLowerCase();
   }
 

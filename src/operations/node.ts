@@ -1,14 +1,12 @@
 /**
- * Node operations: the SPEC.md Methods answered by the node (blocks, transactions, receipts, logs,
- * traces) and the pass-through NodeMethods. Params are checked here and handed to the node engine in the
- * node's own form.
+ * Node operations: the Methods answered by the node (blocks, transactions, receipts, logs, traces) and the
+ * pass-through NodeMethods (docs/interface.md §2). Params are checked here and handed to the engine in the
+ * node's own form. A new pass-through method is one `nodeMethod` line below, plus its row in
+ * engine/methods.ts (how it is cached, where its block parameter is).
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
-import { NodeError, UpstreamUnavailableError } from "../errors";
-import { rawText } from "../json";
-import type { Logger } from "../log";
-import { defineOperation, type Operation, type OperationResult, type ParamSpec } from "./operation";
+import type { NodeClient } from "../engine/client";
 import {
   Address,
   Block,
@@ -27,13 +25,8 @@ import {
   Trace,
   Transaction,
   TransactionCall,
-} from "./schemas";
-
-/** The node engine as operations see it. */
-export interface NodeClient {
-  /** Synchronous on a cache hit; a Promise when the answer must be fetched. */
-  call(method: string, params: unknown[]): OperationResult | Promise<OperationResult>;
-}
+} from "../schemas";
+import { defineOperation, type Operation, type ParamSpec } from "./operation";
 
 // ---------------------------------------------------------------------------------------------------
 // Normalizers: valid input -> the node's form. Lower-case hex makes equal questions look equal.
@@ -97,44 +90,9 @@ const HexOrNull = NullOr(T.String());
 
 // ---------------------------------------------------------------------------------------------------
 
-export function createNodeOperations(options: { node: NodeClient; log: Logger }): Operation[] {
-  const { node, log } = options;
+export function createNodeOperations(options: { node: NodeClient }): Operation[] {
+  const { node } = options;
   const pass = (method: string) => (params: unknown[]) => node.call(method, params);
-
-  // Learned per process: a node that lacks eth_getBlockReceipts is not asked again.
-  let blockReceiptsSupported = true;
-
-  async function blockReceipts(params: unknown[]): Promise<OperationResult> {
-    if (blockReceiptsSupported) {
-      try {
-        return await node.call("eth_getBlockReceipts", params);
-      } catch (error) {
-        if (!(error instanceof NodeError && error.methodMissing)) throw error;
-        blockReceiptsSupported = false;
-        log.info("upstream lacks eth_getBlockReceipts; assembling block receipts from transaction receipts");
-      }
-    }
-    return receiptsFromTransactions(params[0] as string);
-  }
-
-  async function receiptsFromTransactions(ref: string): Promise<OperationResult> {
-    const byHash = ref.length === HASH_LENGTH;
-    const block = await node.call(byHash ? "eth_getBlockByHash" : "eth_getBlockByNumber", [ref, false]);
-    const blockText = rawText(block.raw);
-    if (blockText === "null") return block;
-    const { hash, transactions } = JSON.parse(blockText) as { hash: string; transactions: string[] };
-    const receipts = await Promise.all(
-      transactions.map((tx) => node.call("eth_getTransactionReceipt", [tx])),
-    );
-    const texts = receipts.map((r) => rawText(r.raw));
-    for (const text of texts) {
-      // A reorg between the block and its receipts would mix two chains: refuse rather than mislead.
-      if (text === "null" || (JSON.parse(text) as { blockHash: string }).blockHash !== hash) {
-        throw new UpstreamUnavailableError("the block changed while its receipts were read; retry");
-      }
-    }
-    return { raw: `[${texts.join(",")}]`, source: "miss" };
-  }
 
   const ops: Operation[] = [
     defineOperation({
@@ -235,7 +193,7 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
         name: "eth_getTransactionByBlockHashAndIndex",
         body: Bodies.trxByBlockHashAndIndex,
         toParams: (b) => [b.block_hash, b.trx_index],
-        // Deviation from SPEC.md ("string or null"), as DESIGN.md §3 decides: the transaction itself.
+        // The transaction itself, as its by-number twin answers (docs/interface.md §4).
         response: NullOr(Transaction),
       },
       run: pass("eth_getTransactionByBlockHashAndIndex"),
@@ -280,12 +238,12 @@ export function createNodeOperations(options: { node: NodeClient; log: Logger })
         toParams: (b) => [b.number],
         response: NullOr(T.Array(Receipt)),
       },
-      run: blockReceipts,
+      run: pass("eth_getBlockReceipts"),
     }),
     defineOperation({
       method: "eth_getTransactionReceipt",
       group: "Methods",
-      summary: "A transaction's receipt (REST: an array holding it, as SPEC.md gives).",
+      summary: "A transaction's receipt (REST: an array holding it).",
       params: [p.txHash],
       result: NullOr(Receipt),
       rest: {

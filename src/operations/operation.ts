@@ -4,11 +4,12 @@
  * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
+import type { NodeResult } from "../engine/client";
 import { InvalidParamsError, type ValidationIssue } from "../errors";
 import type { RawJson } from "../json";
 import { compile, type Validator } from "../validation";
 
-/** SPEC.md §2: `Methods` are the service's operations, `NodeMethods` plain pass-through node calls. */
+/** `Methods` are the service's operations, `NodeMethods` plain pass-through node calls (docs/interface.md §2). */
 export type MethodGroup = "Methods" | "NodeMethods";
 
 export interface ParamSpec {
@@ -28,21 +29,12 @@ export interface RestSpec {
   toParams: (body: any) => unknown[];
   /** What the route answers, for the OpenAPI document. */
   response: TSchema;
-  /** Reshapes the JSON-RPC result for REST, where SPEC.md gives REST another shape (as parts to join). */
+  /** Reshapes the JSON-RPC result for REST, where REST has another shape (as parts to join). */
   toRest?: (raw: RawJson) => RawJson[];
 }
 
-/** Where a result came from (the `x-cache` header). */
-export type ResultSource = "memory" | "disk" | "coalesced" | "miss";
-
-export interface OperationResult {
-  /** The result as JSON: text, or the bytes a cache tier holds. */
-  raw: RawJson;
-  /** Set for results that came from the node engine. */
-  source?: ResultSource;
-  /** The upstream that answered (`upstream-1`, …), when one did. */
-  upstream?: string;
-}
+/** What an operation answers: node results as the engine gives them, the others as JSON text. */
+export type OperationResult = NodeResult;
 
 export interface OperationSpec {
   method: string;

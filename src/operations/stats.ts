@@ -1,13 +1,12 @@
-/** Block time and daily statistics (DESIGN.md §3). */
+/** Block time and daily statistics (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
 import { parseQuantity, quantity } from "../chain/blockRef";
-import type { ChainHead } from "../chain/head";
 import type { BlockQueries } from "../db/blockQueries";
+import { callText, type NodeClient } from "../engine/client";
+import type { ChainHead } from "../engine/head";
 import { InvalidParamsError, NotFoundError } from "../errors";
-import { rawText } from "../json";
-import type { NodeClient } from "./node";
+import { BlockRange, Bodies, DayStats } from "../schemas";
 import { defineOperation, type Operation } from "./operation";
-import { BlockRange, Bodies, DayStats } from "./schemas";
 
 const DAY_SECONDS = 86_400n;
 /** The last Unix second a JavaScript Date (and so a date string) can name. */
@@ -38,7 +37,7 @@ export function createStatsOperations(options: {
   const { blocks, node, head } = options;
 
   async function nodeTimestamp(n: bigint): Promise<bigint> {
-    const raw = rawText((await node.call("eth_getBlockByNumber", [quantity(n), false])).raw);
+    const raw = await callText(node, "eth_getBlockByNumber", [quantity(n), false]);
     if (raw === "null") throw new NotFoundError(`block ${n} is not on the node`);
     return parseQuantity((JSON.parse(raw) as { timestamp: string }).timestamp);
   }
@@ -66,8 +65,7 @@ export function createStatsOperations(options: {
       return (await blocks.atOrBefore(t))?.number;
     }
     if (bounds && t < bounds.first.timestamp) return searchNode(t, 0n, bounds.first.number - 1n);
-    const top =
-      head.latest() ?? parseQuantity(JSON.parse(rawText((await node.call("eth_blockNumber", [])).raw)));
+    const top = head.latest() ?? parseQuantity(JSON.parse(await callText(node, "eth_blockNumber", [])));
     return searchNode(t, bounds ? bounds.last.number : 0n, top);
   }
 

@@ -1,12 +1,11 @@
-/** Token balances and metadata (DESIGN.md §3). */
+/** Token balances and metadata (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
 import type { ChainInfo } from "../chain/chains";
 import { readTokenMetadata } from "../chain/tokenMetadata";
 import type { StoredTokenMetadata, TokenStore } from "../db/tokenStore";
+import { callText, type NodeClient } from "../engine/client";
 import { NodeError } from "../errors";
 import { rawText, rfc3339 } from "../json";
-import type { NodeClient } from "./node";
-import { defineOperation, type Operation } from "./operation";
 import {
   Address,
   Bodies,
@@ -14,7 +13,8 @@ import {
   TokenBalance,
   TokenBalanceByAddress,
   TokenMetadataOut,
-} from "./schemas";
+} from "../schemas";
+import { defineOperation, type Operation } from "./operation";
 
 /** Stored metadata older than this is read again from the contract. */
 const METADATA_MAX_AGE_MS = 86_400_000;
@@ -26,7 +26,7 @@ const WORD = /^0x[0-9a-fA-F]{64}$/;
 
 const lower = (v: string) => v.toLowerCase();
 
-/** The JSON-RPC result names the list `token_balances` (SPEC.md §4.2); REST names it `tokenBalances`. */
+/** The JSON-RPC result names the list `token_balances`; REST names it `tokenBalances` (docs/interface.md §2). */
 const RpcTokenBalances = T.Object({ address: T.String(), token_balances: T.Array(TokenBalance) });
 
 export function createTokenOperations(options: {
@@ -83,9 +83,7 @@ export function createTokenOperations(options: {
       contracts.map(async (contract) => {
         let balance: string | undefined;
         try {
-          const result = JSON.parse(
-            rawText((await node.call("eth_call", [{ to: contract, data }, "latest"])).raw),
-          );
+          const result = JSON.parse(await callText(node, "eth_call", [{ to: contract, data }, "latest"]));
           if (typeof result === "string" && WORD.test(result)) balance = result.toLowerCase();
         } catch (error) {
           // The contract reverted: its failure. No answer at all is the service's, and is reported as such.

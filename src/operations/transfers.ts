@@ -1,19 +1,18 @@
-/** Transfer history from the index (SPEC.md §4.1, DESIGN.md §3). */
+/** Transfer history from the index (docs/interface.md §2, §4). */
 import { Type as T } from "@sinclair/typebox";
 import { toNodeBlockRef } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
 import { TransferKind } from "../chain/decode";
-import { blockAtTag, type ChainHead } from "../chain/head";
 import type { BlockQueries } from "../db/blockQueries";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
+import { blockAtTag, type ChainHead } from "../engine/head";
 import { rfc3339 } from "../json";
+import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
-import { Transfer, TransfersBody, TransfersByAddressBody } from "./schemas";
 
 const DEFAULT_LIMIT = 50;
 /** PostgreSQL's bigint: block numbers above it select nothing more. */
 const MAX_DB_BLOCK = 2n ** 63n - 1n;
-const NATIVE_DECIMALS = 18;
 
 const KIND: Record<string, TransferKind> = {
   trx: TransferKind.trx,
@@ -79,7 +78,7 @@ export function createTransferOperations(options: {
 
   function toJson(r: TransferRecord): string {
     const native = r.kind === TransferKind.trx;
-    const decimals = native ? NATIVE_DECIMALS : r.kind === TransferKind.erc20 ? r.decimals : null;
+    const decimals = native ? chain.nativeDecimals : r.kind === TransferKind.erc20 ? r.decimals : null;
     // Built as text: value and fee are numeric digits from the database, spliced in exactly.
     return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${native ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}","to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;
   }

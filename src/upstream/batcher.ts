@@ -3,8 +3,15 @@
  * (up to a size limit). Ids are rewritten, so answers are matched by id, never by position. An upstream
  * that refuses batches, or caps their size, is learned from its answers and served accordingly.
  */
-import { type NodeError, type ServiceError, toServiceError, UpstreamUnavailableError } from "../errors";
-import { decodeResponses, encodeRequest, type Outcome, UpstreamProtocolError } from "./rpc";
+import {
+  BatchTooLargeError,
+  type NodeError,
+  type ServiceError,
+  toServiceError,
+  UpstreamProtocolError,
+  UpstreamUnavailableError,
+} from "../errors";
+import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 
 export interface BatcherOptions {
   /** How long the first call of a batch may wait for company; 0 sends what one event-loop turn made. */
@@ -31,10 +38,9 @@ export interface Batcher {
   call(method: string, params: unknown[]): Promise<Outcome>;
   /** The largest batch this upstream is currently sent. */
   readonly limit: number;
+  /** Stops the timers; calls still queued fail, calls in flight end with their requests. */
+  stop(): void;
 }
-
-/** Words nodes use when a batch is refused or too large. */
-const BATCH_REFUSED = /batch/i;
 
 export function createBatcher(options: BatcherOptions): Batcher {
   const { windowMs, post } = options;
@@ -44,6 +50,8 @@ export function createBatcher(options: BatcherOptions): Batcher {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
   let nextId = 1;
+  let stopped = false;
+  const stopping = () => new UpstreamUnavailableError("the service is stopping", "stopped");
 
   /** `to` is below the size of the batch that failed, so the retry is smaller and progress is certain. */
   function lowerLimit(to: number, reason: string) {
@@ -56,7 +64,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
 
   /** Sends full batches now, and the rest once its oldest call has waited the window. */
   function schedule() {
-    if (queue.length === 0 || inFlight >= options.maxInFlight) return;
+    if (stopped || queue.length === 0 || inFlight >= options.maxInFlight) return;
     if (queue.length >= limit) flush(false);
     if (queue.length === 0 || inFlight >= options.maxInFlight) return;
     const waited = performance.now() - queue[0]!.at;
@@ -105,8 +113,8 @@ export function createBatcher(options: BatcherOptions): Batcher {
       outcomes = decodeResponses(await post(body, calls.length));
     } catch (error) {
       const e = toServiceError(error);
-      // A batch refused at the HTTP level (413, say) is retried smaller rather than failed.
-      if (!single && e instanceof UpstreamUnavailableError && /HTTP 413/.test(e.message)) {
+      // A batch refused at the HTTP level (413) is retried smaller rather than failed.
+      if (!single && e instanceof BatchTooLargeError) {
         lowerLimit(Math.floor(calls.length / 2), e.message);
         return requeue(calls);
       }
@@ -116,7 +124,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
     if (!single && outcomes.size === 1 && outcomes.has(null) && !outcomes.get(null)!.ok) {
       // One error for the whole batch: the upstream takes no batches (or none this large).
       const error = (outcomes.get(null) as { error: NodeError }).error;
-      lowerLimit(BATCH_REFUSED.test(error.message) ? Math.floor(calls.length / 2) : 1, error.message);
+      lowerLimit(error.kind === "batch_too_large" ? Math.floor(calls.length / 2) : 1, error.message);
       return requeue(calls);
     }
     const unanswered: Pending[] = [];
@@ -127,7 +135,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
       else if (
         !single &&
         !outcome.ok &&
-        BATCH_REFUSED.test(outcome.error.message) &&
+        outcome.error.kind === "batch_too_large" &&
         outcome.error.code === -32600
       ) {
         unanswered.push(calls[i]!);
@@ -148,6 +156,10 @@ export function createBatcher(options: BatcherOptions): Batcher {
   }
 
   function requeue(calls: Pending[]) {
+    if (stopped) {
+      for (const call of calls) call.reject(stopping());
+      return;
+    }
     queue = calls.concat(queue);
     schedule();
   }
@@ -157,10 +169,21 @@ export function createBatcher(options: BatcherOptions): Batcher {
       return limit;
     },
     call(method, params) {
+      if (stopped) return Promise.reject(stopping());
       return new Promise<Outcome>((resolve, reject) => {
         queue.push({ method, params, at: performance.now(), resolve, reject });
         schedule();
       });
+    },
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+      timer = undefined;
+      immediate = undefined;
+      const waiting = queue;
+      queue = [];
+      for (const call of waiting) call.reject(stopping());
     },
   };
 }

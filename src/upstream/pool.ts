@@ -1,8 +1,11 @@
 /**
  * The upstream nodes of UPSTREAM_URLS, first preferred. A call goes to the first healthy upstream that has
- * reached the block it is about; a transient failure (refused or reset connection, timeout, HTTP 429/5xx,
- * invalid JSON, -32005) moves it to the next, with backoff when it must come back to one already tried.
- * The node's own answers, errors included, are final. Every call ends within the deadline.
+ * reached the block it is about and has not said it lacks the method; a transient failure (refused or
+ * reset connection, timeout, HTTP 429/5xx, invalid JSON, the node's own trouble) moves it to the next,
+ * with backoff when it must come back to one already tried. An upstream that answers it lacks the method
+ * is remembered as lacking it (until it reconnects) and the call moves on; when every healthy upstream
+ * lacks it, that answer is the call's. The node's other answers, errors included, are final. Every call
+ * ends within the deadline.
  */
 import {
   NodeError,
@@ -12,6 +15,7 @@ import {
   UpstreamUnavailableError,
 } from "../errors";
 import type { Logger } from "../log";
+import { withTimeout } from "../timeout";
 import { createUpstream, type Upstream, type UpstreamEvents } from "./upstream";
 
 /** Backoff before asking an upstream again within one call: base doubled per attempt, capped. */
@@ -45,11 +49,20 @@ export interface PoolCallResult {
   upstream: string;
 }
 
+export interface CallOptions {
+  /** The block the call is about: upstreams that have not reached it are asked last. */
+  minBlock?: bigint;
+  /**
+   * A feature of the method the call needs (a block tag, say): an upstream that refuses the call as a
+   * request error lacks it. Without one, only "method unsupported" answers mark the method as lacking.
+   */
+  feature?: string;
+}
+
 export interface UpstreamPool {
   /** The node's result as raw JSON text; throws NodeError or an Upstream*Error. */
-  call(method: string, params: unknown[], options?: { minBlock?: bigint }): Promise<PoolCallResult>;
+  call(method: string, params: unknown[], options?: CallOptions): Promise<PoolCallResult>;
   readonly upstreams: readonly Upstream[];
-  readonly urls: readonly string[];
   /** The highest head among healthy upstreams, and when it was seen. */
   head(): { number: bigint; at: number } | null;
   /** Polls every upstream now (start-up, and after a write that will move the head). */
@@ -57,25 +70,14 @@ export interface UpstreamPool {
   stop(): void;
 }
 
-/** Node errors that say "try another node": over its limits, or behind the block asked about. */
+/** Node errors that say "try another node": its own trouble, or behind the block asked about. */
 function isTransient(error: NodeError, aboutBlock: boolean): boolean {
-  if (error.code === -32005 || error.code === -32603) return true;
-  return (
-    aboutBlock && /unknown block|header not found|block not found|missing trie node/i.test(error.message)
-  );
+  return error.retryable || (aboutBlock && error.kind === "block_not_found");
 }
 
-function deadlineRace<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new UpstreamTimeoutError(`${what} did not answer within ${ms} ms`)),
-        ms,
-      );
-    }),
-  ]).finally(() => clearTimeout(timer));
+/** The node says it cannot do what the call needs: the method, or for a feature call, the request. */
+function isLacking(error: NodeError, feature: boolean): boolean {
+  return error.kind === "method_unsupported" || (feature && error.kind === "request");
 }
 
 export function createUpstreamPool(options: PoolOptions): UpstreamPool {
@@ -119,20 +121,34 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     for (const u of upstreams) if (u.state === "closed" || u.probeDue(now)) void poll(u);
   }, options.headPollMs);
 
-  /** The first healthy upstream not yet tried that has reached minBlock (or the first healthy one). */
-  function pick(minBlock: bigint | undefined, tried: Set<Upstream>): Upstream | undefined {
+  /**
+   * The first healthy upstream not yet tried, not lacking `feature`, that has reached minBlock (or the
+   * first such one behind it).
+   */
+  function pick(minBlock: bigint | undefined, tried: Set<Upstream>, feature: string): Upstream | undefined {
     let fallback: Upstream | undefined;
     for (const u of upstreams) {
-      if (u.state !== "closed" || tried.has(u)) continue;
+      if (u.state !== "closed" || tried.has(u) || u.lacks(feature)) continue;
       if (minBlock === undefined || u.head === null || u.head >= minBlock) return u;
       fallback ??= u;
     }
     return fallback;
   }
 
+  /** What the first healthy upstream said when every healthy one lacks `feature`. */
+  function lackedByAll(feature: string): NodeError | undefined {
+    let first: NodeError | undefined;
+    for (const u of upstreams) {
+      if (u.state !== "closed") continue;
+      const answer = u.lacks(feature);
+      if (!answer) return undefined;
+      first ??= answer;
+    }
+    return first;
+  }
+
   return {
     upstreams,
-    urls: options.urls,
     head() {
       let best: Upstream | undefined;
       for (const u of upstreams) {
@@ -141,19 +157,25 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       return best ? { number: best.head!, at: best.headAt } : null;
     },
     pollNow: () => Promise.all(upstreams.map(poll)).then(() => undefined),
-    stop: () => clearInterval(timer),
+    stop() {
+      clearInterval(timer);
+      for (const u of upstreams) u.stop();
+    },
 
     async call(method, params, callOptions = {}) {
       const { minBlock } = callOptions;
+      const feature = callOptions.feature ?? method;
       const deadline = Date.now() + options.deadlineMs;
       const tried = new Set<Upstream>();
       const maxAttempts = upstreams.length + EXTRA_ATTEMPTS;
       let last: ServiceError | undefined;
       for (let attempt = 0; attempt < maxAttempts; attempt++) {
-        let upstream = pick(minBlock, tried);
+        const lacked = lackedByAll(feature);
+        if (lacked) throw lacked;
+        let upstream = pick(minBlock, tried, feature);
         if (!upstream) {
           // Every healthy upstream was tried: back off, then ask the best one again.
-          upstream = pick(minBlock, new Set());
+          upstream = pick(minBlock, new Set(), feature);
           if (!upstream) break;
           const wait = Math.min(BACKOFF_BASE_MS * 2 ** attempt, BACKOFF_MAX_MS, deadline - Date.now());
           if (wait <= 0) break;
@@ -164,11 +186,26 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         const remaining = deadline - Date.now();
         if (remaining <= 0) break;
         try {
-          const outcome = await deadlineRace(upstream.call(method, params), remaining, upstream.name);
+          const outcome = await withTimeout(
+            upstream.call(method, params),
+            remaining,
+            () => new UpstreamTimeoutError(`${upstream.name} did not answer within ${remaining} ms`),
+          );
           if (outcome.ok) {
             upstream.recordSuccess();
             events?.attempt?.(upstream.name, method, "ok");
             return { raw: outcome.raw, upstream: upstream.name };
+          }
+          if (isLacking(outcome.error, callOptions.feature !== undefined)) {
+            upstream.recordSuccess();
+            upstream.learnLacking(feature, outcome.error);
+            events?.attempt?.(upstream.name, method, "node_error");
+            log.info("upstream lacks a method or feature; asking others", {
+              upstream: upstream.name,
+              feature,
+            });
+            last = outcome.error;
+            continue;
           }
           if (!isTransient(outcome.error, minBlock !== undefined)) {
             upstream.recordSuccess();
@@ -194,6 +231,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         last
           ? `no upstream could answer: ${last.message}`
           : `no upstream available: all ${upstreams.length} are failing`,
+        "exhausted",
       );
     },
   };

@@ -3,16 +3,15 @@
  * (small) are parsed, results only checked and sliced, so a node's result is kept as the exact text it
  * sent and a large one is never parsed.
  */
-import { NodeError, UpstreamUnavailableError } from "../errors";
+import { NodeError, UpstreamProtocolError } from "../errors";
 import { objectMembersAt, type Span, skipWhitespace, toJson } from "../json";
+import { nodeErrorKind } from "./nodeErrors";
 
 export type Outcome = { ok: true; raw: string } | { ok: false; error: NodeError };
 
 export function encodeRequest(id: number, method: string, params: unknown[]): string {
   return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${toJson(params)}}`;
 }
-
-export class UpstreamProtocolError extends UpstreamUnavailableError {}
 
 const slice = (text: string, span: Span) => text.slice(span.start, span.end);
 
@@ -24,7 +23,10 @@ function outcomeOf(text: string, members: Map<string, Span>): Outcome {
     if (typeof e !== "object" || e === null || typeof e.code !== "number" || typeof e.message !== "string") {
       throw new UpstreamProtocolError("upstream sent a malformed JSON-RPC error object");
     }
-    return { ok: false, error: new NodeError(e.code, e.message, e.data, raw) };
+    return {
+      ok: false,
+      error: new NodeError(e.code, e.message, e.data, raw, nodeErrorKind(e.code, e.message)),
+    };
   }
   const result = members.get("result");
   if (!result) throw new UpstreamProtocolError("upstream response has neither result nor error");

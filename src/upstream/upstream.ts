@@ -1,11 +1,11 @@
 /**
- * One upstream node: its batcher, its circuit breaker and its head. A failing upstream is taken out of
- * rotation (the circuit opens) and probed back in the background; its head is polled, so calls about a
- * block it has not reached go elsewhere.
+ * One upstream node: its batcher, its circuit breaker, its head and what it has said it cannot do. A
+ * failing upstream is taken out of rotation (the circuit opens) and probed back in the background; its
+ * head is polled, so calls about a block it has not reached go elsewhere. What it lacks (a method, a block
+ * tag) is forgotten when it comes back after a failure: it may be another node behind the same URL now.
  */
-
 import { parseQuantity } from "../chain/blockRef";
-import { type ServiceError, UpstreamUnavailableError } from "../errors";
+import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
 import { type Batcher, createBatcher } from "./batcher";
 import { postJsonRpc, redactUrl } from "./http";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
@@ -52,8 +52,10 @@ export interface Upstream {
   recordFailure(error: ServiceError): void;
   /** eth_blockNumber straight to the node: refreshes the head, closes or re-opens the circuit. */
   poll(): Promise<void>;
-  /** A block number seen in an answer: the node has at least this head. */
-  sawBlock(n: bigint): void;
+  /** The node's answer when it said it cannot do `feature` (a method, or a feature of one). */
+  lacks(feature: string): NodeError | undefined;
+  learnLacking(feature: string, answer: NodeError): void;
+  stop(): void;
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
@@ -65,6 +67,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let openedAt = 0;
   let head: bigint | null = null;
   let headAt = 0;
+  const lacking = new Map<string, NodeError>();
 
   const timedPost = async (body: string, size: number) => {
     const start = performance.now();
@@ -105,22 +108,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     cooldown = options.cooldownMs;
     if (state !== "closed") {
       state = "closed";
+      lacking.clear();
       events?.stateChange?.(name, state, "answered a probe");
     }
   }
 
   function recordFailure(error: ServiceError) {
     failures++;
-    const refused = error instanceof UpstreamUnavailableError && /unreachable/.test(error.message);
-    if (state === "closed" && (refused || failures >= FAILURES_TO_OPEN)) open(error.message);
-  }
-
-  function sawBlock(n: bigint) {
-    if (head === null || n >= head) {
-      head = n;
-      headAt = Date.now();
-      events?.head?.(name, n);
-    }
+    const unreachable = error instanceof UpstreamUnavailableError && error.reason === "unreachable";
+    if (state === "closed" && (unreachable || failures >= FAILURES_TO_OPEN)) open(error.message);
   }
 
   return {
@@ -149,7 +145,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       try {
         const text = await timedPost(encodeRequest(0, "eth_blockNumber", []), 1);
         const outcome = decodeResponses(text).get(0);
-        if (!outcome?.ok) throw new UpstreamUnavailableError("eth_blockNumber failed");
+        if (!outcome?.ok) throw new UpstreamUnavailableError("eth_blockNumber failed", "protocol");
         // A node may answer a lower head after a reorg: take what it says.
         const n = parseQuantity(JSON.parse(outcome.raw) as string);
         head = n;
@@ -161,6 +157,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         else recordFailure(error as ServiceError);
       }
     },
-    sawBlock,
+    lacks: (feature) => lacking.get(feature),
+    learnLacking: (feature, answer) => void lacking.set(feature, answer),
+    stop: () => batcher.stop(),
   };
 }

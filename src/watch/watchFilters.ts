@@ -1,14 +1,14 @@
 /**
- * Address watch filters (SPEC.md §4.3, DESIGN.md §3): registration per API key, and per-block results from
- * the index: a join of the block's movements with the caller's filters. `check_v2` adds the native value
- * moved inside contract execution, read from the block's traces when asked (final blocks' traces are
- * cached, so a block's results never change).
+ * Address watch filters (docs/interface.md §5): registration per API key, and per-block results from the
+ * index: a join of the block's movements with the caller's filters. `check_v2` adds the native value moved
+ * inside contract execution, read from the block's traces when asked (final blocks' traces are cached, so
+ * a block's results never change).
  */
-
+import type { Static } from "@sinclair/typebox";
+import type { Caller } from "../caller";
 import { quantity } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
 import { type RawBlock, type RawReceipt, TransferKind, transactionFee } from "../chain/decode";
-import type { ChainHead } from "../chain/head";
 import {
   type InternalTransfer,
   internalTransfersOfCallTraces,
@@ -16,64 +16,28 @@ import {
 } from "../chain/internalTransfers";
 import type { BlockQueries } from "../db/blockQueries";
 import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
-import { NodeError, NotFoundError } from "../errors";
-import { rawText, rfc3339 } from "../json";
-import type { Logger } from "../log";
-import type { NodeClient } from "../operations/node";
+import { callText, type NodeClient } from "../engine/client";
+import type { ChainHead } from "../engine/head";
+import { NotFoundError } from "../errors";
+import { rfc3339 } from "../json";
+import type { FilterInfo, FilterResult } from "../schemas";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
 export const CHECK_PAGE = 1_000;
-const NATIVE_DECIMALS = 18;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface Caller {
-  key: string | null;
-  keyHash: string | null;
-}
-
-export interface FilterInfoOut {
-  api_key: string;
-  blockchain: string;
-  address: string;
-  contract_address: string;
-  created_at: string;
-  filter_id: string;
-  with_approval: boolean;
-}
-
-interface Value {
-  value: bigint;
-  decimals: number | null;
-}
-
-export interface FilterResultOut {
-  from_address: string[];
-  to_address: string[];
-  contract_address: string;
-  type: "trx" | "erc20" | "trc20" | "approval";
-  value: Value;
-  currency: string | null;
-  transaction: { hash: string; fee: Value; fee_symbol: string };
-  filter_id: string;
-  filter_target: { address: string; direction: "deposit" | "withdrawal" | "unknown" };
-  block: { hash: string; number: number; created_at: string };
-  trx_success: boolean;
-}
+type FilterInfoOut = Static<typeof FilterInfo>;
+type FilterResultOut = Static<typeof FilterResult>;
 
 export function createWatchFilters(options: {
   filters: FilterStore;
   blocks: BlockQueries;
   node: NodeClient;
-  /** Receipts of one block (the ext_getBlockReceipts operation, with its fallback). */
-  receipts(block: string): Promise<string>;
   head: ChainHead;
   chain: ChainInfo;
-  log: Logger;
 }) {
-  const { filters, blocks, node, head, chain, log } = options;
+  const { filters, blocks, node, head, chain } = options;
   const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
-  // Learned per process, as for block receipts: a node without trace_block is not asked again.
-  let parityTraces = true;
 
   function info(caller: Caller, f: StoredFilter): FilterInfoOut {
     return {
@@ -123,11 +87,11 @@ export function createWatchFilters(options: {
       to_address: m.to === null ? [] : [m.to],
       contract_address: native ? "" : m.contract!,
       type: native ? "trx" : m.kind === APPROVAL_KIND ? "approval" : tokenType,
-      value: { value: BigInt(m.value), decimals: native ? NATIVE_DECIMALS : m.decimals },
+      value: { value: BigInt(m.value), decimals: native ? chain.nativeDecimals : m.decimals },
       currency: native ? chain.nativeSymbol : m.symbol,
       transaction: {
         hash: m.transactionHash,
-        fee: { value: BigInt(m.fee), decimals: NATIVE_DECIMALS },
+        fee: { value: BigInt(m.fee), decimals: chain.nativeDecimals },
         fee_symbol: chain.nativeSymbol,
       },
       filter_id: m.filterId,
@@ -141,35 +105,21 @@ export function createWatchFilters(options: {
   }
 
   async function internalTransfers(block: bigint): Promise<InternalTransfer[]> {
-    const ref = quantity(block);
-    if (parityTraces) {
-      try {
-        const raw = rawText((await node.call("trace_block", [ref])).raw);
-        return raw === "null" ? [] : internalTransfersOfParity(JSON.parse(raw));
-      } catch (error) {
-        if (!(error instanceof NodeError && error.methodMissing)) throw error;
-        parityTraces = false;
-        log.info("upstream lacks trace_block; reading internal transfers with debug_traceBlockByNumber");
-      }
-    }
-    const [traces, hashes] = await Promise.all([
-      node.call("debug_traceBlockByNumber", [ref, { tracer: "callTracer" }]),
-      node.call("eth_getBlockByNumber", [ref, false]),
-    ]);
-    const raw = rawText(traces.raw);
-    if (raw === "null") return [];
-    const header = JSON.parse(rawText(hashes.raw)) as { transactions: string[] } | null;
-    return internalTransfersOfCallTraces(JSON.parse(raw), header?.transactions ?? []);
+    const traces = await node.blockTraces(quantity(block));
+    if (traces.traces === "null") return [];
+    return traces.format === "parity"
+      ? internalTransfersOfParity(JSON.parse(traces.traces))
+      : internalTransfersOfCallTraces(JSON.parse(traces.traces), traces.transactions);
   }
 
   /** Each transaction's fee, for internal transfers (whose transactions may carry no indexed movement). */
   async function fees(block: bigint): Promise<bigint[]> {
     const ref = quantity(block);
     const [full, receipts] = await Promise.all([
-      node.call("eth_getBlockByNumber", [ref, true]),
-      options.receipts(ref),
+      callText(node, "eth_getBlockByNumber", [ref, true]),
+      callText(node, "eth_getBlockReceipts", [ref]),
     ]);
-    const transactions = (JSON.parse(rawText(full.raw)) as RawBlock).transactions;
+    const transactions = (JSON.parse(full) as RawBlock).transactions;
     const list = JSON.parse(receipts) as RawReceipt[];
     return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
   }

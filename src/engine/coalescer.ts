@@ -1,7 +1,6 @@
 /** Identical calls in flight share one execution: the first runs it, the others wait for its answer. */
 export interface Coalescer<T> {
   run(key: string, work: () => Promise<T>): { promise: Promise<T>; shared: boolean };
-  readonly size: number;
 }
 
 export function createCoalescer<T>(): Coalescer<T> {
@@ -13,9 +12,6 @@ export function createCoalescer<T>(): Coalescer<T> {
       const promise = work().finally(() => inFlight.delete(key));
       inFlight.set(key, promise);
       return { promise, shared: false };
-    },
-    get size() {
-      return inFlight.size;
     },
   };
 }

@@ -1,12 +1,11 @@
 /**
- * TypeBox schemas of the interface: the primitives requests are checked against, the resources of SPEC.md
- * §2 (for the OpenAPI document) and the REST bodies of SPEC.md §4.1.
+ * TypeBox schemas of the interface (docs/interface.md): the primitives requests are checked against, the
+ * resources the service answers with (for the OpenAPI document and the types of the answers it builds) and
+ * the REST bodies. The `block-ref` format is checked by validation.ts.
  */
-import { FormatRegistry, Type as T, type TSchema } from "@sinclair/typebox";
-import { BLOCK_TAGS, toNodeBlockRef } from "../chain/blockRef";
-import { BLOCKCHAINS } from "../chain/chains";
-
-FormatRegistry.Set("block-ref", (value) => toNodeBlockRef(value) !== undefined);
+import { Type as T, type TSchema } from "@sinclair/typebox";
+import { BLOCK_TAGS } from "./chain/blockRef";
+import { BLOCKCHAINS } from "./chain/chains";
 
 const TAGS = BLOCK_TAGS.join(", ");
 
@@ -108,7 +107,7 @@ export const LogFilter = T.Object(
 );
 
 // ---------------------------------------------------------------------------------------------------
-// Resources (SPEC.md §2), for the OpenAPI document
+// Resources, for the OpenAPI document and the types of what the service builds
 
 const Str = T.String();
 const StrOrNull = T.Union([T.String(), T.Null()]);
@@ -281,8 +280,10 @@ export const BlockchainEnum = T.Union(
   BLOCKCHAINS.map((b) => T.Literal(b)),
   { title: "Blockchain" },
 );
+/** An integer of chain data: built as a bigint, written as its exact digits. */
+const ExactInteger = T.Unsafe<bigint>({ type: "integer" });
 export const Value = T.Object(
-  { value: T.Integer(), decimals: opt(T.Union([T.Integer(), T.Null()])) },
+  { value: ExactInteger, decimals: opt(T.Union([T.Integer(), T.Null()])) },
   { title: "Value" },
 );
 export const FilterInfo = T.Object(
@@ -302,10 +303,9 @@ export const FilterResult = T.Object(
     from_address: T.Array(Str),
     to_address: T.Array(Str),
     contract_address: Str,
-    type: T.Union(
-      ["trx", "erc20", "trc20", "approval"].map((t) => T.Literal(t)),
-      { title: "FilterType" },
-    ),
+    type: T.Union([T.Literal("trx"), T.Literal("erc20"), T.Literal("trc20"), T.Literal("approval")], {
+      title: "FilterType",
+    }),
     value: Value,
     currency: opt(StrOrNull),
     transaction: T.Object({ hash: Str, fee: Value, fee_symbol: Str }, { title: "TransactionOut" }),
@@ -313,12 +313,9 @@ export const FilterResult = T.Object(
     filter_target: T.Object(
       {
         address: Str,
-        direction: T.Union(
-          ["deposit", "withdrawal", "unknown"].map((t) => T.Literal(t)),
-          {
-            title: "TokenMovementDirection",
-          },
-        ),
+        direction: T.Union([T.Literal("deposit"), T.Literal("withdrawal"), T.Literal("unknown")], {
+          title: "TokenMovementDirection",
+        }),
       },
       { title: "FilterTargetOut" },
     ),
@@ -370,7 +367,7 @@ export const DayStats = T.Object(
 );
 
 // ---------------------------------------------------------------------------------------------------
-// REST bodies (SPEC.md §4.1)
+// REST bodies (docs/interface.md §2)
 
 /** Token contracts one balances call may name. */
 export const MAX_BALANCE_CONTRACTS = 1_000;

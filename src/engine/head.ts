@@ -7,12 +7,14 @@
  * to the common ancestor and tells its listeners from which height the chain changed.
  *
  * Finality is the node's `finalized` block where it has one, and never closer to the head than
- * CONFIRMATIONS (DESIGN.md §5): a block is final only if both say so.
+ * CONFIRMATIONS (docs/interface.md §8): a block is final only if both say so. An upstream without the
+ * `finalized` and `safe` tags (an old client) is remembered by the pool as lacking them; when none has
+ * them, finality is counted in blocks.
  */
+import { parseQuantity, quantity } from "../chain/blockRef";
 import { NodeError } from "../errors";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
-import { parseQuantity, quantity } from "./blockRef";
 
 /** A head older than this many polls is not used to resolve `latest`. */
 const FRESH_POLLS = 3;
@@ -68,29 +70,22 @@ export function createChainHead(options: {
   let seenAt = 0;
   let nodeFinalized: bigint | undefined;
   let nodeSafe: bigint | undefined;
-  let tagsSupported = true;
   let polls = 0;
   let following: Promise<void> | undefined;
 
-  async function header(ref: string, minBlock?: bigint): Promise<Header | undefined> {
-    const { raw } = await pool.call("eth_getBlockByNumber", [ref, false], { minBlock });
+  async function header(ref: string, minBlock?: bigint, feature?: string): Promise<Header | undefined> {
+    const { raw } = await pool.call("eth_getBlockByNumber", [ref, false], { minBlock, feature });
     if (raw === "null") return undefined;
     const b = JSON.parse(raw) as { number: string; hash: string; parentHash: string };
     return { number: parseQuantity(b.number), hash: b.hash, parentHash: b.parentHash };
   }
 
+  /** The tag's block number; undefined when no upstream has the tag (it refuses the request). */
   async function readTag(tag: "finalized" | "safe"): Promise<bigint | undefined> {
     try {
-      return (await header(tag))?.number;
+      return (await header(tag, undefined, `tag:${tag}`))?.number;
     } catch (error) {
-      // A node without the tags (an old client) says so with an error: count blocks instead.
-      if (error instanceof NodeError && error.status === 400) {
-        tagsSupported = false;
-        log.info("upstream has no finalized tag; finality is head - CONFIRMATIONS", {
-          confirmations: options.confirmations,
-        });
-        return undefined;
-      }
+      if (error instanceof NodeError && !error.retryable) return undefined;
       throw error;
     }
   }
@@ -98,7 +93,7 @@ export function createChainHead(options: {
   /** The last final block for a given head. */
   function finalAt(top: bigint): bigint | undefined {
     const depth = top >= confirmations ? top - confirmations : undefined;
-    if (!tagsSupported || nodeFinalized === undefined || depth === undefined) return depth;
+    if (nodeFinalized === undefined || depth === undefined) return depth;
     return nodeFinalized < depth ? nodeFinalized : depth;
   }
 
@@ -173,7 +168,6 @@ export function createChainHead(options: {
   }
 
   async function refreshFinality() {
-    if (!tagsSupported) return;
     const [f, s] = await Promise.all([readTag("finalized"), readTag("safe")]);
     nodeFinalized = f;
     nodeSafe = s;
@@ -200,7 +194,7 @@ export function createChainHead(options: {
     finalized,
     safe: () => {
       const f = finalized();
-      if (!tagsSupported || nodeSafe === undefined || f === undefined) return f;
+      if (nodeSafe === undefined || f === undefined) return f;
       const depth = head!.number >= confirmations ? head!.number - confirmations : 0n;
       return nodeSafe > depth ? depth : nodeSafe > f ? nodeSafe : f;
     },

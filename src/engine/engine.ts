@@ -1,22 +1,16 @@
 /**
- * The node engine operations call: block tags resolved against the shared head, a canonical key, identical
- * calls in flight coalesced, then the upstream pool (batching, failover). Results stay raw JSON text.
+ * The engine: block tags resolved against the followed head, a canonical key, the cache, identical calls
+ * in flight coalesced, then the method's way to the upstreams (engine/methods.ts) and the pool (batching,
+ * failover). Results stay raw JSON text or bytes.
  */
-import { keccak256 } from "ethers";
 import type { Cache } from "../cache/cache";
-import { METHOD_POLICY } from "../cache/policy";
-import { quantity } from "../chain/blockRef";
-import { blockAtTag, type ChainHead } from "../chain/head";
-import { NodeError } from "../errors";
+import { isBlockNumberHex, quantity } from "../chain/blockRef";
 import { fastJson, type RawJson } from "../json";
-import type { NodeClient } from "../operations/node";
-import type { OperationResult } from "../operations/operation";
+import type { UpstreamPool } from "../upstream/pool";
+import type { NodeClient, NodeResult } from "./client";
 import { createCoalescer } from "./coalescer";
-import type { PoolCallResult, UpstreamPool } from "./pool";
-
-/** How nodes say a transaction sent again is one they already hold. */
-const ALREADY_KNOWN = /already known|already imported|known transaction|already exists|alreadyknown/i;
-const HEX_NUMBER = /^0x[0-9a-f]{1,16}$/;
+import { blockAtTag, type ChainHead } from "./head";
+import { createMethods, METHODS } from "./methods";
 
 export interface EngineEvents {
   coalesced?(method: string): void;
@@ -28,14 +22,16 @@ interface Resolved {
   hex?: string;
 }
 
-export function createNodeEngine(options: {
+export function createEngine(options: {
   pool: UpstreamPool;
   head: ChainHead;
+  /** Undefined: nothing is cached (CACHE_MEMORY_MB=0). */
   cache?: Cache;
   events?: EngineEvents;
 }): NodeClient {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string }>();
+  const methods = createMethods({ pool, node: () => engine });
 
   // The hex of the last tag resolution, reused while the chain stays where it is.
   let lastN: bigint | undefined;
@@ -64,13 +60,13 @@ export function createNodeEngine(options: {
       case "pending":
         return { value: ref };
       default:
-        return HEX_NUMBER.test(ref) ? { value: ref, hex: ref } : { value: ref };
+        return isBlockNumberHex(ref) ? { value: ref, hex: ref } : { value: ref };
     }
   }
 
   /** The params with tags as numbers (while the head is fresh), and the block they are about. */
   function prepare(method: string, params: unknown[]): { params: unknown[]; minBlock?: string } {
-    const block = METHOD_POLICY[method]?.block;
+    const block = METHODS[method]?.block;
     if (!block) return { params };
     const out = params.slice();
     if (block.kind === "filter") {
@@ -105,50 +101,35 @@ export function createNodeEngine(options: {
     return { params: out, minBlock: r.hex };
   }
 
-  async function sendRawTransaction(params: unknown[]): Promise<PoolCallResult> {
-    try {
-      const result = await pool.call("eth_sendRawTransaction", params);
-      // The head will move: learn it now rather than at the next poll.
-      void pool.pollNow();
-      return result;
-    } catch (error) {
-      // Sent again, or retried after an upstream that took it timed out: it is in the pool, and that
-      // is success. Its hash is the keccak of the raw transaction.
-      if (error instanceof NodeError && ALREADY_KNOWN.test(error.message)) {
-        return { raw: JSON.stringify(keccak256(params[0] as string)), upstream: "" };
-      }
-      throw error;
-    }
-  }
-
-  return {
+  const engine: NodeClient = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
-    call(method, params): OperationResult | Promise<OperationResult> {
+    call(method, params): NodeResult | Promise<NodeResult> {
       const prepared = prepare(method, params);
       // Canonical: normalized params (lower-case hex, tags resolved) and the method.
       const key = `${method}\u0000${fastJson(prepared.params)}`;
-      const policy = METHOD_POLICY[method];
+      const policy = METHODS[method];
       const cached = cache && policy && cache.cacheable(policy, prepared.params);
       if (cached) {
         const hit = cache.lookup(key, policy);
         if (hit) return { raw: hit.body, source: hit.tier };
       }
       const { promise, shared } = coalescer.run(key, async () => {
-        if (method === "eth_sendRawTransaction") return sendRawTransaction(prepared.params);
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
-        const result = await pool.call(method, prepared.params, { minBlock });
+        const result = await methods.fetch(method, prepared.params, { minBlock });
         // Answer in the form kept (bytes for a large answer): it splices without a copy.
         const kept = cached ? cache.store(key, policy, prepared.params, result.raw) : undefined;
         return kept === undefined ? result : { raw: kept, upstream: result.upstream };
       });
       if (shared) events?.coalesced?.(method);
       return promise.then(
-        (result): OperationResult => ({
+        (result): NodeResult => ({
           raw: result.raw,
           source: shared ? "coalesced" : "miss",
           upstream: result.upstream || undefined,
         }),
       );
     },
+    blockTraces: (block) => methods.blockTraces(block),
   };
+  return engine;
 }

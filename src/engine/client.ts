@@ -1,0 +1,42 @@
+/**
+ * The node client: what operations, the indexer and watch filters ask of the engine. Results stay raw
+ * JSON (the node's bytes, or the cache's), so they are spliced into answers without being re-serialized.
+ */
+import { type RawJson, rawText } from "../json";
+
+/** Where a result came from (the `x-cache` header). */
+export type ResultSource = "memory" | "disk" | "coalesced" | "miss";
+
+export interface NodeResult {
+  /** The result as JSON: text, or the bytes a cache tier holds. */
+  raw: RawJson;
+  /** Set for results that came through the engine. */
+  source?: ResultSource;
+  /** The upstream that answered (`upstream-1`, …), when one did. */
+  upstream?: string;
+}
+
+/**
+ * A block's traces in the form an upstream could give: Parity's `trace_block` where one has it, else
+ * geth's `debug_traceBlockByNumber` with the call tracer (a tree per transaction, in the order of the
+ * block's `transactions`). `traces` is the JSON text, `null` for a block the node does not have.
+ */
+export type BlockTraces =
+  | { format: "parity"; traces: string }
+  | { format: "callTracer"; traces: string; transactions: string[] };
+
+export interface NodeClient {
+  /**
+   * A node method with params in the node's form. Synchronous on a cache hit; a Promise when the answer
+   * must be fetched. `eth_getBlockReceipts` works on every upstream: where one lacks it, the list is
+   * assembled from the block's transaction receipts (engine/methods.ts).
+   */
+  call(method: string, params: unknown[]): NodeResult | Promise<NodeResult>;
+  /** The traces of the block at a node-form number. */
+  blockTraces(block: string): Promise<BlockTraces>;
+}
+
+/** The result as JSON text, for callers that read it. */
+export async function callText(node: NodeClient, method: string, params: unknown[]): Promise<string> {
+  return rawText((await node.call(method, params)).raw);
+}
