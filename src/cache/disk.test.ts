@@ -72,8 +72,8 @@ test("a record that does not verify is a miss and is dropped", async () => {
   const packr = new Packr({ useRecords: false });
   for (const { key, value } of records.getRange()) {
     const record = packr.unpack(value as Buffer);
-    if (record.k !== "tampered") continue;
-    record.b[10] ^= 1;
+    if (record.key !== "tampered") continue;
+    record.body[10] ^= 1;
     await records.put(key, packr.pack(record));
   }
   await env.close();

@@ -25,16 +25,26 @@ const LOW_WATER = 0.6;
 const CHECK_EVERY_WRITES = 16;
 /** A record read this long after its write moves to the back of the eviction order. */
 const TOUCH_AFTER_MS = 60 * 60 * 1000;
-const RECORD_VERSION = 1;
+/** 2: members named in full (1 had one-letter names); a record of another version is a miss. */
+const RECORD_VERSION = 2;
+
+type OrderKey = [number, number, number];
 
 interface DiskRecord {
-  v: number;
+  version: number;
   /** The full cache key (the LMDB key is its digest). */
-  k: string;
-  b: Uint8Array;
-  c: number;
-  /** Its key in the order index. */
-  o: [number, number, number];
+  key: string;
+  body: Uint8Array;
+  /** CRC32 of the body. */
+  crc: number;
+  /** Its key in the order index: write time, process, sequence. */
+  order: OrderKey;
+}
+
+/** An entry of the order index: the record's LMDB key and its packed size. */
+interface OrderEntry {
+  digest: string;
+  size: number;
 }
 
 export interface DiskTier {
@@ -58,7 +68,7 @@ export function createDiskTier(options: {
   mkdirSync(dir, { recursive: true });
   const env: RootDatabase = open({ path: dir, maxDbs: 4, mapSize: Math.max(64 * 1024 * 1024, maxBytes * 2) });
   const records: Database<Buffer, string> = env.openDB({ name: "records", encoding: "binary" });
-  const order: Database<{ k: string; s: number }, [number, number, number]> = env.openDB({
+  const order: Database<OrderEntry, OrderKey> = env.openDB({
     name: "order",
     encoding: "msgpack",
   });
@@ -78,7 +88,7 @@ export function createDiskTier(options: {
   };
 
   const digest = (key: string) => new Bun.CryptoHasher("sha1").update(key).digest("hex");
-  const orderKey = (): [number, number, number] => [Date.now(), process.pid, sequence++];
+  const orderKey = (): OrderKey => [Date.now(), process.pid, sequence++];
 
   function pagesInUse(): number {
     let pages = 0;
@@ -114,17 +124,17 @@ export function createDiskTier(options: {
         for (const { key, value } of order.getRange({ snapshot: false })) {
           if (excess <= 0) break;
           order.remove(key);
-          const raw = records.getBinaryFast(value.k);
+          const raw = records.getBinaryFast(value.digest);
           // A record touched since has a newer order key: only its stale order entry goes.
           if (raw) {
             const record = packr.unpack(raw) as DiskRecord;
-            const [a, b, c] = record.o;
+            const [a, b, c] = record.order;
             if (a === key[0] && b === key[1] && c === key[2]) {
-              records.remove(value.k);
+              records.remove(value.digest);
               count++;
             }
           }
-          excess -= value.s;
+          excess -= value.size;
         }
       });
       if (count > 0) options.onEvict?.(count);
@@ -148,20 +158,24 @@ export function createDiskTier(options: {
         void records.remove(dk);
         return undefined;
       }
-      if (record.v !== RECORD_VERSION || record.k !== key || Bun.hash.crc32(record.b) !== record.c) {
+      if (
+        record.version !== RECORD_VERSION ||
+        record.key !== key ||
+        Bun.hash.crc32(record.body) !== record.crc
+      ) {
         options.onBadRecord?.();
         void records.remove(dk);
         return undefined;
       }
       // getBinaryFast's buffer is reused by the next read: keep a copy.
-      const body = new Uint8Array(record.b);
-      if (Date.now() - record.o[0] > TOUCH_AFTER_MS) {
-        const o = orderKey();
+      const body = new Uint8Array(record.body);
+      if (Date.now() - record.order[0] > TOUCH_AFTER_MS) {
+        const touched = orderKey();
         const size = body.length + key.length;
         env
           .transaction(() => {
-            order.put(o, { k: dk, s: size });
-            records.put(dk, packr.pack({ ...record, b: body, o }));
+            order.put(touched, { digest: dk, size });
+            records.put(dk, packr.pack({ ...record, body, order: touched }));
           })
           .catch(writeFailed);
       }
@@ -169,19 +183,19 @@ export function createDiskTier(options: {
     },
     set(key, body) {
       const dk = digest(key);
-      const o = orderKey();
+      const at = orderKey();
       const packed = packr.pack({
-        v: RECORD_VERSION,
-        k: key,
-        b: body,
-        c: Bun.hash.crc32(body),
-        o,
+        version: RECORD_VERSION,
+        key,
+        body,
+        crc: Bun.hash.crc32(body),
+        order: at,
       } satisfies DiskRecord);
       pendingBytes += packed.length;
       env
         .transaction(() => {
           records.put(dk, packed);
-          order.put(o, { k: dk, s: packed.length });
+          order.put(at, { digest: dk, size: packed.length });
         })
         .catch(writeFailed)
         .finally(() => {

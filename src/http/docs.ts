@@ -82,7 +82,6 @@ export function buildOpenApi(
             content: jsonContent(ErrorDetail),
           },
           ...errorResponses,
-          "501": { description: "Not available on this service yet", content: jsonContent(ErrorDetail) },
           "502": { description: "No upstream node could answer", content: jsonContent(ErrorDetail) },
           "504": { description: "The upstream node timed out", content: jsonContent(ErrorDetail) },
         },

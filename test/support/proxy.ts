@@ -23,6 +23,8 @@ export interface NodeProxy {
   mode: ProxyMode | undefined;
   /** Delay before forwarding, in ms. */
   delayMs: number;
+  /** Methods answered "does not exist" (-32601), as a node without them answers. */
+  hidden: Set<string>;
   /** Stops listening: connections are refused until restart(). */
   stop(): void;
   restart(): void;
@@ -33,7 +35,6 @@ export interface NodeProxy {
 export const HANG_MS = 20_000;
 
 export function startProxy(target: string, options: { hide?: string[] } = {}): NodeProxy {
-  const hidden = new Set(options.hide ?? []);
   let server: Server<undefined> | undefined;
 
   const proxy: NodeProxy = {
@@ -43,6 +44,7 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     requests: [],
     mode: undefined,
     delayMs: 0,
+    hidden: new Set(options.hide ?? []),
     stop() {
       server?.stop(true);
       server = undefined;
@@ -68,6 +70,7 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     const custom = proxy.mode?.(body, parsed);
     if (custom) return custom;
     if (proxy.delayMs > 0) await Bun.sleep(proxy.delayMs);
+    const hidden = proxy.hidden;
     const missing = (c: any) => ({
       jsonrpc: "2.0",
       id: c.id,
