@@ -38,7 +38,6 @@ export interface UpstreamEvents {
 export interface Upstream {
   /** "upstream-1", "upstream-2", …: what clients and logs see, never the URL. */
   readonly name: string;
-  readonly url: string;
   readonly redactedUrl: string;
   readonly state: CircuitState;
   /** The last head block seen, and when. */
@@ -121,7 +120,6 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   return {
     name,
-    url,
     redactedUrl: redactUrl(url),
     get state() {
       return state;
