@@ -6,6 +6,7 @@ test("defaults let a first run work on one machine", () => {
     host: "127.0.0.1",
     port: 8000,
     upstreamUrls: [],
+    upstreamSocketUrls: [],
     databaseUrl: undefined,
     dataDir: "./data",
     apiKeys: [],
@@ -29,8 +30,25 @@ test("defaults let a first run work on one machine", () => {
     maxBatchLength: 1_000,
     streamMaxBlocks: 10_000,
     streamPrefetch: 16,
+    wsMaxSubscriptions: 100,
+    wsMaxConnections: 1_000,
+    wsMaxBufferBytes: 16 * 1024 * 1024,
     logLevel: "info",
   });
+});
+
+test("UPSTREAM_WS_URLS: one entry per upstream, empty to derive, off to turn off", () => {
+  const config = loadConfig({
+    UPSTREAM_URLS: "http://a:8545,https://b.example/key,http://c:8545",
+    UPSTREAM_WS_URLS: "wss://a.example/ws, ,off",
+  });
+  expect(config.upstreamSocketUrls).toEqual(["wss://a.example/ws", "", "off"]);
+  expect(() => loadConfig({ UPSTREAM_URLS: "http://a:8545", UPSTREAM_WS_URLS: "ws://a,ws://b" })).toThrow(
+    "UPSTREAM_WS_URLS: expected at most one entry per upstream of UPSTREAM_URLS, got 2",
+  );
+  expect(() => loadConfig({ UPSTREAM_WS_URLS: "http://a:8546" })).toThrow(
+    'UPSTREAM_WS_URLS: expected comma-separated ws(s):// URLs in the order of UPSTREAM_URLS ("" derives one, "off" turns it off), got "http://a:8546"',
+  );
 });
 
 test("values are read and typed", () => {

@@ -31,6 +31,14 @@ const httpUrl = (s: string) => {
     return false;
   }
 };
+const wsUrl = (s: string) => {
+  try {
+    const url = new URL(s);
+    return url.protocol === "ws:" || url.protocol === "wss:";
+  } catch {
+    return false;
+  }
+};
 const postgresUrl = (s: string) => {
   try {
     const url = new URL(s);
@@ -74,6 +82,17 @@ const VARS = {
     },
     expected: "comma-separated http(s) URLs of JSON-RPC nodes",
     fallback: undefined,
+  }),
+  UPSTREAM_WS_URLS: v({
+    schema: T.Array(T.String()),
+    parse: (s) => {
+      // Empty entries stay: they mean "derive this one from its HTTP URL".
+      const entries = s.split(",").map((e) => e.trim());
+      return entries.every((e) => e === "" || e === "off" || wsUrl(e)) ? entries : undefined;
+    },
+    expected:
+      'comma-separated ws(s):// URLs in the order of UPSTREAM_URLS ("" derives one, "off" turns it off)',
+    fallback: [],
   }),
   DATABASE_URL: v({
     schema: T.String(),
@@ -220,6 +239,24 @@ const VARS = {
     expected: "an integer from 1 to 1000",
     fallback: 16,
   }),
+  WS_MAX_SUBSCRIPTIONS: v({
+    schema: T.Integer({ minimum: 1, maximum: 100_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 100000",
+    fallback: 100,
+  }),
+  WS_MAX_CONNECTIONS: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_000_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 1000000",
+    fallback: 1_000,
+  }),
+  WS_MAX_BUFFER_BYTES: v({
+    schema: T.Integer({ minimum: 65_536, maximum: 1_073_741_824 }),
+    parse: integer,
+    expected: "an integer number of bytes from 65536 to 1073741824",
+    fallback: 16 * 1024 * 1024,
+  }),
   LOG_LEVEL: v({
     schema: T.Union(LOG_LEVELS.map((l) => T.Literal(l))),
     parse: (s) => s.toLowerCase(),
@@ -235,6 +272,8 @@ export interface Config {
   port: number;
   /** Empty: start a local dev chain and use it. */
   upstreamUrls: string[];
+  /** Per upstream, in order: a ws(s):// URL, "" (derive it from the HTTP URL) or "off"; missing: derive. */
+  upstreamSocketUrls: string[];
   /** Undefined: run the embedded PostgreSQL (PGlite) under dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -266,6 +305,12 @@ export interface Config {
   streamMaxBlocks: number;
   /** Blocks a stream fetches ahead of its reader. */
   streamPrefetch: number;
+  /** Subscriptions one client WebSocket may hold. */
+  wsMaxSubscriptions: number;
+  /** Client WebSockets one key (one IP in open mode) may hold open. */
+  wsMaxConnections: number;
+  /** Bytes a client WebSocket may have waiting to be sent before it is closed as a slow reader. */
+  wsMaxBufferBytes: number;
   logLevel: LogLevel;
 }
 
@@ -291,10 +336,18 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const upstreamUrls = read(env, "UPSTREAM_URLS") ?? [];
+  const upstreamSocketUrls = read(env, "UPSTREAM_WS_URLS") ?? [];
+  if (upstreamSocketUrls.length > Math.max(upstreamUrls.length, 1)) {
+    throw new ConfigError(
+      `UPSTREAM_WS_URLS: expected at most one entry per upstream of UPSTREAM_URLS, got ${upstreamSocketUrls.length}`,
+    );
+  }
   return {
     host: read(env, "HOST")!,
     port: read(env, "PORT")!,
-    upstreamUrls: read(env, "UPSTREAM_URLS") ?? [],
+    upstreamUrls,
+    upstreamSocketUrls,
     databaseUrl: read(env, "DATABASE_URL"),
     dataDir: read(env, "DATA_DIR")!,
     apiKeys: read(env, "API_KEYS") ?? [],
@@ -318,6 +371,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBatchLength: read(env, "MAX_BATCH_LENGTH")!,
     streamMaxBlocks: read(env, "STREAM_MAX_BLOCKS")!,
     streamPrefetch: read(env, "STREAM_PREFETCH")!,
+    wsMaxSubscriptions: read(env, "WS_MAX_SUBSCRIPTIONS")!,
+    wsMaxConnections: read(env, "WS_MAX_CONNECTIONS")!,
+    wsMaxBufferBytes: read(env, "WS_MAX_BUFFER_BYTES")!,
     logLevel: read(env, "LOG_LEVEL") as LogLevel,
   };
 }

@@ -84,6 +84,12 @@ export function createMetrics() {
       labelNames: ["upstream"] as const,
       registers,
     }),
+    upstreamPushing: new Gauge({
+      name: "gateway_upstream_pushing",
+      help: "1 while an upstream's WebSocket subscription to new heads is live, 0 otherwise",
+      labelNames: ["upstream"] as const,
+      registers,
+    }),
     upstreamBatchLimit: new Gauge({
       name: "gateway_upstream_batch_limit",
       help: "The largest batch each upstream is sent (lowered when it refuses or caps batches)",

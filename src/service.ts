@@ -34,6 +34,7 @@ import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
 import { type DevChain, startAnvil } from "./upstream/devChain";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
+import { socketUrlOf } from "./upstream/socket";
 import { createWatchFilters } from "./watch/watchFilters";
 
 /** How long start-up waits for an upstream to say which chain it serves. */
@@ -95,6 +96,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const headPollMs = config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS);
     const pool = createUpstreamPool({
       urls: upstreamUrls,
+      socketUrls: upstreamUrls.map((url, i) => socketUrlOf(url, config.upstreamSocketUrls[i])),
       timeoutMs: config.upstreamTimeoutMs,
       deadlineMs: config.upstreamDeadlineMs,
       batchWindowMs: config.batchWindowMs,
@@ -113,6 +115,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         stateChange: (upstream, state) => metrics.upstreamUp.set({ upstream }, state === "closed" ? 1 : 0),
         head: (upstream, head) => metrics.upstreamHead.set({ upstream }, Number(head)),
         batchLimit: (upstream, limit) => metrics.upstreamBatchLimit.set({ upstream }, limit),
+        pushing: (upstream, live) => metrics.upstreamPushing.set({ upstream }, live ? 1 : 0),
       },
     });
     cleanups.push(() => pool.stop());
@@ -124,12 +127,6 @@ export async function startService(config: Config, log: Logger): Promise<Service
       blockchain: config.chain,
       confirmations: config.confirmations,
     });
-    if (config.headPollMs === undefined && chain.devChain && !startedDevChain) {
-      log.info(
-        "the upstream is a dev chain: set HEAD_POLL_MS to follow its head more closely than every second",
-      );
-    }
-    await pool.pollNow();
     const head = createChainHead({
       pool,
       confirmations: chain.confirmations,

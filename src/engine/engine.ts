@@ -31,15 +31,17 @@ export function createEngine(options: {
 }): NodeClient {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string }>();
-  const methods = createMethods({ pool, node: () => engine });
+  const methods = createMethods({ pool, head, node: () => engine });
 
-  // The hex of the last tag resolution, reused while the chain stays where it is.
+  // The hex of the last tag resolution (and the JSON of eth_blockNumber), reused while the chain stays.
   let lastN: bigint | undefined;
   let lastHex = "";
+  let lastJson = "";
   const hexOf = (n: bigint) => {
     if (n !== lastN) {
       lastN = n;
       lastHex = quantity(n);
+      lastJson = `"${lastHex}"`;
     }
     return lastHex;
   };
@@ -104,6 +106,14 @@ export function createEngine(options: {
   const engine: NodeClient = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
     call(method, params): NodeResult | Promise<NodeResult> {
+      if (method === "eth_blockNumber") {
+        // The followed head answers, so eth_blockNumber and every `latest` name the same block.
+        const latest = head.latest();
+        if (latest !== undefined) {
+          hexOf(latest);
+          return { raw: lastJson, source: "memory" };
+        }
+      }
       const prepared = prepare(method, params);
       // Canonical: normalized params (lower-case hex, tags resolved) and the method.
       const key = `${method}\u0000${fastJson(prepared.params)}`;
@@ -116,6 +126,8 @@ export function createEngine(options: {
       const { promise, shared } = coalescer.run(key, async () => {
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
         const result = await methods.fetch(method, prepared.params, { minBlock });
+        // An answer about a block past the head says the chain has got there.
+        if (minBlock !== undefined && result.raw !== "null") head.sawBlock(minBlock);
         // Answer in the form kept (bytes for a large answer): it splices without a copy.
         const kept = cached ? cache.store(key, policy, prepared.params, result.raw) : undefined;
         return kept === undefined ? result : { raw: kept, upstream: result.upstream };

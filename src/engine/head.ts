@@ -1,39 +1,52 @@
 /**
- * The chain's head, its recent blocks and finality, shared by the engine, the cache and the indexer.
+ * The chain follower: the head, the recent blocks and finality, shared by the engine, the cache, the
+ * indexer and subscriptions.
  *
- * Each poll reads the head block (number, hash, parent) and links it to the blocks already known, so the
- * follower holds the canonical hash of every block from the last final one to the head. A head whose hash
- * differs from the known block at its height, or whose ancestry breaks, is a reorg: the follower walks back
- * to the common ancestor and tells its listeners from which height the chain changed.
+ * Heads come from every path: each upstream's WebSocket pushes its new heads; each upstream is polled (its
+ * latest block's header) every HEAD_POLL_MS, as the fallback and as a check; a block number past the head
+ * seen in an answer makes the upstreams be polled at once. A head that extends the one followed (the next
+ * height, whose parent is the head) is taken at once, with no request; anything else is caught up in
+ * order: the heights in between are read (the batcher sends them as one request) and linked by parent
+ * hash to the blocks known.
  *
- * Finality is the node's `finalized` block where it has one, and never closer to the head than
- * CONFIRMATIONS (docs/interface.md §8): a block is final only if both say so. An upstream without the
- * `finalized` and `safe` tags (an old client) is remembered by the pool as lacking them; when none has
- * them, finality is counted in blocks.
+ * The rules (docs/interface.md §8):
+ * - the head never goes down: a lower head from one upstream is lag, never a reorg;
+ * - a reorg is a different hash at a height already seen: the follower walks back to the common ancestor
+ *   and tells its listeners the blocks dropped and the ones that replace them, from the fork up;
+ * - finality is the node's `finalized` block where it has one, and never closer to the head than
+ *   CONFIRMATIONS; the tags are read again whenever the head moves. An upstream without the tags (an old
+ *   client) is remembered by the pool as lacking them; when none has them, finality is counted in blocks.
  */
-import { parseQuantity, quantity } from "../chain/blockRef";
+import { type BlockHeader, parseHeader } from "../chain/blockHeader";
+import { quantity } from "../chain/blockRef";
 import { NodeError } from "../errors";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
 
-/** A head older than this many polls is not used to resolve `latest`. */
+/** Without a live WebSocket, a head not confirmed for this many polls (plus a second) is not used. */
 const FRESH_POLLS = 3;
-/** `finalized` and `safe` move slowly: they are read every this many polls. */
+/** Finality is also read on this many polls' period, should the head stand still. */
 const FINALITY_EVERY_POLLS = 4;
 /** The most unfinalized blocks followed (and fetched in one catch-up). */
 const MAX_WINDOW = 1_024;
+/** Headers recently announced, by hash: a pushed reorg branch links without asking the node. */
+const RECENT_HEADERS = 256;
 
 export interface BlockRef {
   number: bigint;
   hash: string;
 }
 
-interface Header extends BlockRef {
-  parentHash: string;
+/** How the canonical chain changed: the blocks a reorg dropped, and the new ones, both lowest first. */
+export interface ChainChange {
+  /** Blocks of the old branch, from the fork up (empty when the chain only grew). */
+  removed: BlockHeader[];
+  /** Every new canonical block, in order, with no gap: from the fork (or the old head + 1) to the head. */
+  added: BlockHeader[];
 }
 
 export interface ChainHead {
-  /** The head block number, while fresh. */
+  /** The head block number, while fresh (pushed, or confirmed by a recent poll). */
   latest(): bigint | undefined;
   /** The head block, as last seen. */
   headBlock(): BlockRef | undefined;
@@ -44,9 +57,13 @@ export interface ChainHead {
   canonicalHash(n: bigint): string | undefined;
   /** The height of a canonical block between the last final block and the head, by hash. */
   numberOf(hash: string): bigint | undefined;
-  /** Called with the first height whose block changed, when a reorg is seen. */
+  /** Called with the first height whose block changed, when a reorg is seen (before onChange). */
   onReorg(listener: (from: bigint) => void): void;
-  /** Follows the head and reads the finality tags now. */
+  /** Called with every change of the canonical chain, in order. */
+  onChange(listener: (change: ChainChange) => void): void;
+  /** A block number seen in an answer: past the head, the upstreams are polled at once. */
+  sawBlock(n: bigint): void;
+  /** Reads the finality tags, polls every upstream, and waits until what they said is followed. */
   refresh(): Promise<void>;
   stop(): void;
 }
@@ -64,20 +81,25 @@ export function createChainHead(options: {
 }): ChainHead {
   const { pool, pollMs, log } = options;
   const confirmations = BigInt(options.confirmations);
-  const known = new Map<bigint, Header>();
-  const listeners: ((from: bigint) => void)[] = [];
-  let head: Header | undefined;
-  let seenAt = 0;
+  const known = new Map<bigint, BlockHeader>();
+  const recent = new Map<string, BlockHeader>();
+  const reorgListeners: ((from: bigint) => void)[] = [];
+  const changeListeners: ((change: ChainChange) => void)[] = [];
+  let head: BlockHeader | undefined;
+  let confirmedAt = 0;
   let nodeFinalized: bigint | undefined;
   let nodeSafe: bigint | undefined;
-  let polls = 0;
-  let following: Promise<void> | undefined;
+  /** The highest head observed that the fast path could not take, waiting for the catch-up. */
+  let target: BlockHeader | undefined;
+  let working: Promise<void> | undefined;
+  let finality: Promise<void> | undefined;
+  let finalityAgain = false;
+  let sawPolling = false;
+  let stopped = false;
 
-  async function header(ref: string, minBlock?: bigint, feature?: string): Promise<Header | undefined> {
+  async function header(ref: string, minBlock?: bigint, feature?: string): Promise<BlockHeader | undefined> {
     const { raw } = await pool.call("eth_getBlockByNumber", [ref, false], { minBlock, feature });
-    if (raw === "null") return undefined;
-    const b = JSON.parse(raw) as { number: string; hash: string; parentHash: string };
-    return { number: parseQuantity(b.number), hash: b.hash, parentHash: b.parentHash };
+    return parseHeader(raw);
   }
 
   /** The tag's block number; undefined when no upstream has the tag (it refuses the request). */
@@ -88,6 +110,28 @@ export function createChainHead(options: {
       if (error instanceof NodeError && !error.retryable) return undefined;
       throw error;
     }
+  }
+
+  /** Reads the tags; while a read runs, one more is made after it (the head moved meanwhile). */
+  function readFinality(): Promise<void> {
+    if (finality) {
+      finalityAgain = true;
+      return finality;
+    }
+    finality = (async () => {
+      do {
+        finalityAgain = false;
+        try {
+          const [f, s] = await Promise.all([readTag("finalized"), readTag("safe")]);
+          nodeFinalized = f;
+          nodeSafe = s;
+        } catch (error) {
+          log.debug("finality read failed", { error: (error as Error).message });
+        }
+      } while (finalityAgain && !stopped);
+      finality = undefined;
+    })();
+    return finality;
   }
 
   /** The last final block for a given head. */
@@ -106,32 +150,69 @@ export function createChainHead(options: {
     return final > lowest ? final : lowest;
   }
 
-  function reorg(from: bigint) {
-    log.warn("chain reorganization", { from: from.toString(), head: head?.number.toString() });
-    for (const listener of listeners) {
-      try {
-        listener(from);
-      } catch (error) {
-        log.error("reorg listener failed", { error });
-      }
-    }
+  function remember(h: BlockHeader) {
+    recent.delete(h.hash);
+    recent.set(h.hash, h);
+    if (recent.size > RECENT_HEADERS) recent.delete(recent.keys().next().value!);
   }
 
-  async function follow(): Promise<void> {
-    // The highest head any healthy upstream reported, asked of one that has reached it.
-    const best = pool.head();
-    const top = best ? await header(quantity(best.number), best.number) : await header("latest");
-    if (!top) return;
-    seenAt = Date.now();
-    if (head?.hash === top.hash) return;
+  /** Makes `top` the head, `incoming` canonical, and tells the listeners what changed. */
+  function adopt(top: BlockHeader, incoming: Map<bigint, BlockHeader>, changedFrom: bigint | undefined) {
+    const previous = head;
+    const removed: BlockHeader[] = [];
+    if (previous && changedFrom !== undefined) {
+      for (let n = changedFrom; n <= previous.number; n++) {
+        const old = known.get(n);
+        if (old) removed.push(old);
+      }
+    }
+    for (const [n, h] of incoming) known.set(n, h);
     const low = floor(top.number);
+    for (const n of known.keys()) if (n < low) known.delete(n);
+    head = top;
+    confirmedAt = Date.now();
+    if (!previous) return;
+    const added: BlockHeader[] = [];
+    for (let n = changedFrom ?? previous.number + 1n; n <= top.number; n++) added.push(known.get(n)!);
+    if (removed.length > 0) {
+      log.warn("chain reorganization", { from: removed[0]!.number.toString(), head: top.number.toString() });
+      for (const listener of reorgListeners) {
+        try {
+          listener(removed[0]!.number);
+        } catch (error) {
+          log.error("reorg listener failed", { error });
+        }
+      }
+    }
+    const change = { removed, added };
+    for (const listener of changeListeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        log.error("chain change listener failed", { error });
+      }
+    }
+    void readFinality();
+  }
 
-    // The heights not seen yet (the whole window the first time), fetched together: the batcher sends
-    // them as one request.
+  /** Catches up to `top`: reads the heights missing, links them, and finds where the chain changed. */
+  async function follow(top: BlockHeader): Promise<void> {
+    if (head && (top.number < head.number || known.get(top.number)?.hash === top.hash)) return;
+    const low = floor(top.number);
     const start = head && head.number + 1n > low ? head.number + 1n : low;
+    const incoming = new Map<bigint, BlockHeader>([[top.number, top]]);
+    // Headers pushed just before (a reorg's new branch) link without asking the node.
+    let lowest = top;
+    for (
+      let parent = recent.get(lowest.parentHash);
+      lowest.number > start && parent?.number === lowest.number - 1n;
+    ) {
+      incoming.set(parent.number, parent);
+      lowest = parent;
+      parent = recent.get(lowest.parentHash);
+    }
     const heights: bigint[] = [];
-    for (let n = start; n < top.number; n++) heights.push(n);
-    const incoming = new Map<bigint, Header>([[top.number, top]]);
+    for (let n = start; n < lowest.number; n++) heights.push(n);
     for (const h of await Promise.all(heights.map((n) => header(quantity(n), n))))
       if (h) incoming.set(h.number, h);
 
@@ -147,49 +228,57 @@ export function createChainHead(options: {
       if (parent?.hash !== current.parentHash) {
         const knownParent = known.get(parentNumber);
         if (knownParent?.hash === current.parentHash || (!knownParent && parentNumber < start)) break;
-        // The known parent was reorganized away: ask the node for the one that replaced it.
-        parent = await header(quantity(parentNumber), parentNumber);
-        // The chain moved again while we walked: the next poll starts over.
+        // The known parent was reorganized away: find the one that replaced it.
+        parent = recent.get(current.parentHash) ?? (await header(quantity(parentNumber), parentNumber));
+        // The chain moved again while we walked: the next head starts over.
         if (parent?.hash !== current.parentHash) return;
         incoming.set(parentNumber, parent);
       }
       current = parent;
     }
-
-    if (head && top.number < head.number) {
-      // A shorter chain: everything above the new head is gone.
-      if (changedFrom === undefined || top.number + 1n < changedFrom) changedFrom = top.number + 1n;
-      for (const k of known.keys()) if (k > top.number) known.delete(k);
-    }
-    for (const [k, h] of incoming) known.set(k, h);
-    for (const k of known.keys()) if (k < low) known.delete(k);
-    head = top;
-    if (changedFrom !== undefined) reorg(changedFrom);
+    adopt(top, incoming, changedFrom);
   }
 
-  async function refreshFinality() {
-    const [f, s] = await Promise.all([readTag("finalized"), readTag("safe")]);
-    nodeFinalized = f;
-    nodeSafe = s;
-  }
-
-  async function poll(): Promise<void> {
-    following ??= (async () => {
+  async function catchUp(): Promise<void> {
+    while (target && !stopped) {
+      const next = target;
+      target = undefined;
       try {
-        if (polls++ % FINALITY_EVERY_POLLS === 0) await refreshFinality();
-        await follow();
+        await follow(next);
       } catch (error) {
-        log.debug("head poll failed", { error: (error as Error).message });
-      } finally {
-        following = undefined;
+        log.debug("head catch-up failed", { error: (error as Error).message });
       }
-    })();
-    return following;
+    }
+    working = undefined;
   }
 
-  const timer = setInterval(() => void poll(), pollMs);
+  function observe(h: BlockHeader) {
+    if (stopped) return;
+    remember(h);
+    if (head) {
+      if (known.get(h.number)?.hash === h.hash) {
+        if (h.number === head.number) confirmedAt = Date.now();
+        return;
+      }
+      // Lag, or a branch not (yet) longer than the one followed: never a reorg by itself.
+      if (h.number < head.number) return;
+      if (!working && h.number === head.number + 1n && h.parentHash === head.hash) {
+        adopt(h, new Map([[h.number, h]]), undefined);
+        return;
+      }
+    }
+    if (!target || h.number >= target.number) target = h;
+    working ??= catchUp();
+  }
+
+  pool.onHead(observe);
+  const finalityTimer = setInterval(() => void readFinality(), FINALITY_EVERY_POLLS * pollMs);
+
   return {
-    latest: () => (head && Date.now() - seenAt <= FRESH_POLLS * pollMs + 1_000 ? head.number : undefined),
+    latest: () =>
+      head && (pool.pushing() || Date.now() - confirmedAt <= FRESH_POLLS * pollMs + 1_000)
+        ? head.number
+        : undefined,
     headBlock: () => (head ? { number: head.number, hash: head.hash } : undefined),
     finalized,
     safe: () => {
@@ -203,13 +292,23 @@ export function createChainHead(options: {
       for (const [n, h] of known) if (h.hash === hash) return n;
       return undefined;
     },
-    onReorg: (listener) => void listeners.push(listener),
-    async refresh() {
-      // A poll in progress may have started before the caller's reason to refresh.
-      await following;
-      polls = 0;
-      await poll();
+    onReorg: (listener) => void reorgListeners.push(listener),
+    onChange: (listener) => void changeListeners.push(listener),
+    sawBlock(n) {
+      if (!head || n <= head.number || sawPolling) return;
+      sawPolling = true;
+      void pool.pollNow().finally(() => {
+        sawPolling = false;
+      });
     },
-    stop: () => clearInterval(timer),
+    async refresh() {
+      await readFinality();
+      await pool.pollNow();
+      while (working) await working;
+    },
+    stop() {
+      stopped = true;
+      clearInterval(finalityTimer);
+    },
   };
 }

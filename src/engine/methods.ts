@@ -7,12 +7,16 @@ import { keccak256 } from "ethers";
 import type { MethodPolicy } from "../cache/policy";
 import { NodeError, UpstreamUnavailableError } from "../errors";
 import { rawText } from "../json";
+import { withTimeout } from "../timeout";
 import type { CallOptions, PoolCallResult, UpstreamPool } from "../upstream/pool";
 import { type BlockTraces, callText, type NodeClient } from "./client";
+import type { ChainHead } from "./head";
 
 const at = (index: number, optional = false) => ({ kind: "position" as const, index, optional });
 const TX_BLOCK = { number: "blockNumber", hash: "blockHash" };
 const HASH_LENGTH = 66;
+/** How long a sent transaction's answer may wait for the head to reach the node's (read-your-writes). */
+const SENT_HEAD_WAIT_MS = 1_000;
 
 export const METHODS: Readonly<Record<string, MethodPolicy>> = {
   eth_chainId: { cache: "static" },
@@ -65,23 +69,36 @@ const unsupported = (error: unknown) => error instanceof NodeError && error.kind
  * `node` is the engine itself: the calls a fallback makes go through its cache and coalescing, so what
  * it assembles from is shared with every other caller.
  */
-export function createMethods(options: { pool: UpstreamPool; node: () => NodeClient }): Methods {
-  const { pool, node } = options;
+export function createMethods(options: {
+  pool: UpstreamPool;
+  head: ChainHead;
+  node: () => NodeClient;
+}): Methods {
+  const { pool, head, node } = options;
+
+  /**
+   * Read-your-writes: the answer waits until the followed head has reached the one the nodes have now, so
+   * a call that resolves `latest` after it sees the block that took the transaction (on a chain that mines
+   * at once) and never an older one.
+   */
+  async function headCaughtUp(): Promise<void> {
+    await withTimeout(head.refresh(), SENT_HEAD_WAIT_MS, () => new Error("head refresh timed out")).catch(
+      () => {},
+    );
+  }
 
   async function sendRawTransaction(params: unknown[]): Promise<PoolCallResult> {
+    let result: PoolCallResult;
     try {
-      const result = await pool.call("eth_sendRawTransaction", params);
-      // The head will move: learn it now rather than at the next poll.
-      void pool.pollNow();
-      return result;
+      result = await pool.call("eth_sendRawTransaction", params);
     } catch (error) {
       // Sent again, or retried after an upstream that took it timed out: it is in the pool, and that
       // is success. Its hash is the keccak of the raw transaction.
-      if (error instanceof NodeError && error.kind === "already_known") {
-        return { raw: JSON.stringify(keccak256(params[0] as string)), upstream: "" };
-      }
-      throw error;
+      if (!(error instanceof NodeError && error.kind === "already_known")) throw error;
+      result = { raw: JSON.stringify(keccak256(params[0] as string)), upstream: "" };
     }
+    await headCaughtUp();
+    return result;
   }
 
   /** eth_getBlockReceipts, or where no upstream has it, the block's transaction receipts one by one. */

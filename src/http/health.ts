@@ -34,6 +34,7 @@ export const HealthReport = T.Object({
         }),
         headBlockNumber: Nullable(T.Integer()),
         batchLimit: T.Integer(),
+        pushing: T.Boolean({ description: "its WebSocket subscription to new heads is live" }),
       }),
     ),
   }),
@@ -106,6 +107,7 @@ export function createHealth(deps: HealthDeps) {
             state: u.state,
             headBlockNumber: u.head === null ? null : Number(u.head),
             batchLimit: u.batchLimit,
+            pushing: u.socket?.live ?? false,
           })),
         },
         database: {

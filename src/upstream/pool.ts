@@ -7,6 +7,8 @@
  * lacks it, that answer is the call's. The node's other answers, errors included, are final. Every call
  * ends within the deadline.
  */
+
+import type { BlockHeader } from "../chain/blockHeader";
 import {
   NodeError,
   type ServiceError,
@@ -16,6 +18,7 @@ import {
 } from "../errors";
 import type { Logger } from "../log";
 import { withTimeout } from "../timeout";
+import type { SocketSubscription } from "./socket";
 import { createUpstream, type Upstream, type UpstreamEvents } from "./upstream";
 
 /** Backoff before asking an upstream again within one call: base doubled per attempt, capped. */
@@ -26,6 +29,8 @@ const EXTRA_ATTEMPTS = 2;
 
 export interface PoolOptions {
   urls: string[];
+  /** The WebSocket URL of each upstream, in the same order; undefined: that one is polled only. */
+  socketUrls?: (string | undefined)[];
   /** Deadline of one HTTP request to an upstream. */
   timeoutMs: number;
   /** Deadline of one call, retries included. */
@@ -67,6 +72,15 @@ export interface UpstreamPool {
   head(): { number: bigint; at: number } | null;
   /** Polls every upstream now (start-up, and after a write that will move the head). */
   pollNow(): Promise<void>;
+  /** Called with every head an upstream reports, polled or pushed, and the upstream's name. */
+  onHead(listener: (header: BlockHeader, upstream: string) => void): void;
+  /** True while at least one upstream pushes its heads over a live WebSocket. */
+  pushing(): boolean;
+  /**
+   * A subscription on the first healthy upstream whose WebSocket is live; undefined when there is none.
+   * It follows that upstream's reconnections.
+   */
+  subscribe(params: unknown[], onItem: (result: string) => void): SocketSubscription | undefined;
   stop(): void;
 }
 
@@ -83,10 +97,22 @@ function isLacking(error: NodeError, feature: boolean): boolean {
 export function createUpstreamPool(options: PoolOptions): UpstreamPool {
   const { log, events } = options;
   if (options.urls.length === 0) throw new Error("createUpstreamPool: no upstream URLs");
+  const headListeners: ((header: BlockHeader, upstream: string) => void)[] = [];
   const upstreams = options.urls.map((url, index) =>
     createUpstream({
       index,
       url,
+      socketUrl: options.socketUrls?.[index],
+      log,
+      onHead(header) {
+        for (const listener of headListeners) {
+          try {
+            listener(header, `upstream-${index + 1}`);
+          } catch (error) {
+            log.error("head listener failed", { error });
+          }
+        }
+      },
       timeoutMs: options.timeoutMs,
       batchWindowMs: options.batchWindowMs,
       batchMaxSize: options.batchMaxSize,
@@ -106,19 +132,26 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     }),
   );
 
-  const polling = new Set<Upstream>();
-  async function poll(upstream: Upstream) {
-    if (polling.has(upstream)) return;
-    polling.add(upstream);
-    try {
+  const polling = new Map<Upstream, Promise<void>>();
+  /**
+   * One poll of an upstream at a time. `fresh`: the poll must start after the call (a write has just been
+   * answered), so one in flight is waited for and another made.
+   */
+  function poll(upstream: Upstream, fresh: boolean): Promise<void> {
+    const running = polling.get(upstream);
+    if (running && !fresh) return running;
+    const next = (running ?? Promise.resolve()).then(async () => {
       await upstream.poll();
-    } finally {
-      polling.delete(upstream);
-    }
+    });
+    polling.set(upstream, next);
+    void next.finally(() => {
+      if (polling.get(upstream) === next) polling.delete(upstream);
+    });
+    return next;
   }
   const timer = setInterval(() => {
     const now = Date.now();
-    for (const u of upstreams) if (u.state === "closed" || u.probeDue(now)) void poll(u);
+    for (const u of upstreams) if (u.state === "closed" || u.probeDue(now)) void poll(u, false);
   }, options.headPollMs);
 
   /**
@@ -156,7 +189,13 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       }
       return best ? { number: best.head!, at: best.headAt } : null;
     },
-    pollNow: () => Promise.all(upstreams.map(poll)).then(() => undefined),
+    pollNow: () => Promise.all(upstreams.map((u) => poll(u, true))).then(() => undefined),
+    onHead: (listener) => void headListeners.push(listener),
+    pushing: () => upstreams.some((u) => u.socket?.live),
+    subscribe(params, onItem) {
+      const upstream = upstreams.find((u) => u.state === "closed" && u.socket?.live);
+      return upstream?.socket?.subscribe(params, onItem);
+    },
     stop() {
       clearInterval(timer);
       for (const u of upstreams) u.stop();

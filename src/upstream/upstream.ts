@@ -1,14 +1,18 @@
 /**
- * One upstream node: its batcher, its circuit breaker, its head and what it has said it cannot do. A
- * failing upstream is taken out of rotation (the circuit opens) and probed back in the background; its
- * head is polled, so calls about a block it has not reached go elsewhere. What it lacks (a method, a block
- * tag) is forgotten when it comes back after a failure: it may be another node behind the same URL now.
+ * One upstream node: its batcher, its circuit breaker, its head, its WebSocket and what it has said it
+ * cannot do. A failing upstream is taken out of rotation (the circuit opens) and probed back in the
+ * background; its head is polled (the latest block's header, so a poll sees a reorg at the same height)
+ * and pushed by its WebSocket, so calls about a block it has not reached go elsewhere. What it lacks (a
+ * method, a block tag) is forgotten when it comes back after a failure: it may be another node behind the
+ * same URL now.
  */
-import { parseQuantity } from "../chain/blockRef";
+import { type BlockHeader, parseHeader } from "../chain/blockHeader";
 import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
+import type { Logger } from "../log";
 import { type Batcher, createBatcher } from "./batcher";
 import { postJsonRpc, redactUrl } from "./http";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
+import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
 /** Consecutive failures that open the circuit; a refused connection opens it at once. */
 const FAILURES_TO_OPEN = 3;
@@ -20,6 +24,11 @@ export type CircuitState = "closed" | "open";
 export interface UpstreamOptions {
   index: number;
   url: string;
+  /** Its WebSocket URL; undefined: heads are polled only. */
+  socketUrl?: string;
+  log: Logger;
+  /** Every head it reports, polled or pushed. */
+  onHead?(header: BlockHeader): void;
   timeoutMs: number;
   batchWindowMs: number;
   batchMaxSize: number;
@@ -33,6 +42,8 @@ export interface UpstreamEvents {
   stateChange?(upstream: string, state: CircuitState, reason: string): void;
   head?(upstream: string, head: bigint): void;
   batchLimit?(upstream: string, limit: number, reason: string): void;
+  /** Its WebSocket subscription came up (true) or went down (false). */
+  pushing?(upstream: string, live: boolean): void;
 }
 
 export interface Upstream {
@@ -49,8 +60,10 @@ export interface Upstream {
   call(method: string, params: unknown[]): Promise<Outcome>;
   recordSuccess(): void;
   recordFailure(error: ServiceError): void;
-  /** eth_blockNumber straight to the node: refreshes the head, closes or re-opens the circuit. */
-  poll(): Promise<void>;
+  /** The latest block's header straight from the node: refreshes the head, closes or re-opens the circuit. */
+  poll(): Promise<BlockHeader | undefined>;
+  /** Its WebSocket, when it has one. */
+  readonly socket: UpstreamSocket | undefined;
   /** The node's answer when it said it cannot do `feature` (a method, or a feature of one). */
   lacks(feature: string): NodeError | undefined;
   learnLacking(feature: string, answer: NodeError): void;
@@ -67,6 +80,24 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let head: bigint | null = null;
   let headAt = 0;
   const lacking = new Map<string, NodeError>();
+
+  function sawHead(header: BlockHeader) {
+    // A node may answer a lower head after a reorg, or a lagging one: its own head is what it says.
+    head = header.number;
+    headAt = Date.now();
+    events?.head?.(name, header.number);
+    options.onHead?.(header);
+  }
+
+  const socket = options.socketUrl
+    ? createUpstreamSocket({
+        url: options.socketUrl,
+        name,
+        log: options.log,
+        onHead: sawHead,
+        onLive: (live) => events?.pushing?.(name, live),
+      })
+    : undefined;
 
   const timedPost = async (body: string, size: number) => {
     const start = performance.now();
@@ -141,22 +172,25 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     recordFailure,
     async poll() {
       try {
-        const text = await timedPost(encodeRequest(0, "eth_blockNumber", []), 1);
+        const text = await timedPost(encodeRequest(0, "eth_getBlockByNumber", ["latest", false]), 1);
         const outcome = decodeResponses(text).get(0);
-        if (!outcome?.ok) throw new UpstreamUnavailableError("eth_blockNumber failed", "protocol");
-        // A node may answer a lower head after a reorg: take what it says.
-        const n = parseQuantity(JSON.parse(outcome.raw) as string);
-        head = n;
-        headAt = Date.now();
-        events?.head?.(name, n);
+        const header = outcome?.ok ? parseHeader(outcome.raw) : undefined;
+        if (!header) throw new UpstreamUnavailableError("the latest block could not be read", "protocol");
         close();
+        sawHead(header);
+        return header;
       } catch (error) {
         if (state === "open") open((error as Error).message);
         else recordFailure(error as ServiceError);
+        return undefined;
       }
     },
+    socket,
     lacks: (feature) => lacking.get(feature),
     learnLacking: (feature, answer) => void lacking.set(feature, answer),
-    stop: () => batcher.stop(),
+    stop() {
+      batcher.stop();
+      socket?.close();
+    },
   };
 }
