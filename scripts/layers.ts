@@ -1,7 +1,7 @@
 /**
  * The import graph of src/ and the layering it must keep (docs/architecture.md):
  *
- *   http -> operations | indexer | watch -> engine -> cache -> upstream      db beside
+ *   http -> operations | indexer | watch | realtime -> engine -> cache -> upstream      db beside
  *
  * Each folder imports only folders below it (skipping is fine), never a sibling of its own floor; `db`
  * sits beside the data path and imports only the base; the base (chain/ and the files at the top of src/)
@@ -18,8 +18,9 @@ const SRC = join(import.meta.dir, "..", "src");
 
 /** What each unit may import, besides itself and the base. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  http: ["operations", "indexer", "watch", "engine", "cache", "upstream", "db"],
+  http: ["operations", "indexer", "watch", "realtime", "engine", "cache", "upstream", "db"],
   operations: ["engine", "cache", "upstream", "db"],
+  realtime: ["engine", "cache", "upstream", "db"],
   indexer: ["engine", "cache", "upstream", "db"],
   watch: ["engine", "cache", "upstream", "db"],
   engine: ["cache", "upstream"],

@@ -60,6 +60,13 @@ export class RequestValidationError extends ServiceError {
   }
 }
 
+/** A WebSocket message that is not JSON (HTTP answers the same with a 422). */
+export class ParseError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32700, status: 422 });
+  }
+}
+
 /** A JSON-RPC element that is not a valid request object (inside a batch). */
 export class InvalidRequestError extends ServiceError {
   constructor(message: string) {

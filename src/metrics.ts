@@ -147,6 +147,28 @@ export function createMetrics() {
     observeCache(source: () => CacheFigures) {
       cacheFigures = source;
     },
+    wsConnections: new Gauge({
+      name: "gateway_ws_connections",
+      help: "Client WebSockets open",
+      registers,
+    }),
+    wsSubscriptions: new Gauge({
+      name: "gateway_ws_subscriptions",
+      help: "Client subscriptions held, by kind",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+    wsNotifications: new Counter({
+      name: "gateway_ws_notifications_total",
+      help: "Subscription notifications sent, by kind",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+    wsSlowReadersClosed: new Counter({
+      name: "gateway_ws_slow_readers_closed_total",
+      help: "Client WebSockets closed (1008) for more unsent data than WS_MAX_BUFFER_BYTES",
+      registers,
+    }),
     rateLimited: new Counter({
       name: "gateway_rate_limited_total",
       help: "Calls refused for exceeding a rate limit, by scope (key or ip)",

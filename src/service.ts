@@ -32,6 +32,7 @@ import { createStatsOperations } from "./operations/stats";
 import { createOperationTable } from "./operations/table";
 import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
+import { createSubscriptions } from "./realtime/subscriptions";
 import { type DevChain, startAnvil } from "./upstream/devChain";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
 import { socketUrlOf } from "./upstream/socket";
@@ -213,6 +214,25 @@ export async function startService(config: Config, log: Logger): Promise<Service
         defaultTokens: config.defaultTokens,
       }),
     ]);
+    const watch = createWatchFilters({
+      filters: createFilterStore(database.sql),
+      blocks,
+      node,
+      head,
+      chain,
+    });
+    const subscriptions = createSubscriptions({
+      head,
+      node,
+      upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
+      watch: { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
+      log,
+      events: {
+        notified: (kind, count) => metrics.wsNotifications.inc({ kind }, count),
+        changed: (kind, delta) => metrics.wsSubscriptions.inc({ kind }, delta),
+      },
+    });
+    cleanups.push(() => subscriptions.stop());
     const indexer = startIndexer({
       sql: database.sql,
       exclusive: database.embedded,
@@ -229,6 +249,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
           metrics.indexWriteSeconds.inc(seconds);
           metrics.indexedTransfers.inc(transfers);
           metrics.indexedHead.set(Number(last));
+          subscriptions.processed();
         },
         reorg: () => metrics.indexerReorgs.inc(),
         maintained: () => metrics.indexMaintenance.inc(),
@@ -240,20 +261,19 @@ export async function startService(config: Config, log: Logger): Promise<Service
       table,
       guard,
       health,
-      watchFilterRoutes: watchFilterRouteSpecs(
-        createWatchFilters({
-          filters: createFilterStore(database.sql),
-          blocks,
-          node,
-          head,
-          chain,
-        }),
-      ),
+      watchFilterRoutes: watchFilterRouteSpecs(watch),
       metrics,
       head,
       log,
       maxBatchLength: config.maxBatchLength,
+      maxBodyBytes: config.maxBodyBytes,
       stream: { maxBlocks: config.streamMaxBlocks, prefetch: config.streamPrefetch },
+      subscriptions,
+      ws: {
+        maxSubscriptions: config.wsMaxSubscriptions,
+        maxConnections: config.wsMaxConnections,
+        maxBufferBytes: config.wsMaxBufferBytes,
+      },
     });
     const server = listen({
       app,

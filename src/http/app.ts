@@ -7,12 +7,12 @@
  * the hit path. Our handlers never use what it provides (they read the body, authenticate and answer
  * themselves), so Bun calls them straight; unknown paths and methods still fall through to Elysia.
  */
-import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { ChainHead } from "../engine/head";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { OperationTable } from "../operations/table";
+import type { Subscriptions } from "../realtime/subscriptions";
 import { json } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
 import type { Guard, Handler } from "./guard";
@@ -21,8 +21,15 @@ import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
 import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { STREAMS, streamRoutes } from "./stream";
+import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
 export type Routes = Record<string, Partial<Record<"GET" | "POST" | "DELETE", Handler>>>;
+
+export interface App {
+  elysia: Elysia;
+  routes: Routes;
+  websocket: WebSocketTransport;
+}
 
 export interface HttpServer {
   readonly port: number;
@@ -38,8 +45,11 @@ export function createApp(deps: {
   head: ChainHead;
   log: Logger;
   maxBatchLength: number;
+  maxBodyBytes: number;
   stream: { maxBlocks: number; prefetch: number };
-}): { elysia: Elysia; routes: Routes } {
+  subscriptions: Subscriptions;
+  ws: { maxSubscriptions: number; maxConnections: number; maxBufferBytes: number };
+}): App {
   const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
   const rpc = createJsonRpc({ table, log, metrics, maxBatchLength: deps.maxBatchLength });
   const elysia = new Elysia()
@@ -59,18 +69,27 @@ export function createApp(deps: {
       });
     })
     .use(docsRoutes(buildOpenApi(table, watchFilterRoutes, STREAMS, HealthReport))) as unknown as Elysia;
+  const websocket = createWebSocketTransport({
+    guard,
+    rpc,
+    subscriptions: deps.subscriptions,
+    metrics,
+    log,
+    maxBodyBytes: deps.maxBodyBytes,
+    ...deps.ws,
+  });
   const routes: Routes = {
-    "/node/jsonrpc": { POST: jsonRpcRoute({ rpc, guard }) },
+    "/node/jsonrpc": { POST: jsonRpcRoute({ rpc, guard }), GET: websocket.upgrade },
     ...restRoutes({ table, guard, metrics }),
     ...streamRoutes({ table, guard, head, ...deps.stream, log }),
     ...specRoutes({ routes: watchFilterRoutes, guard }),
   };
-  return { elysia, routes };
+  return { elysia, routes, websocket };
 }
 
 /** Bun.serve with our routes first and Elysia for the rest. */
 export function listen(options: {
-  app: { elysia: Elysia; routes: Routes };
+  app: App;
   host: string;
   port: number;
   maxBodyBytes: number;
@@ -78,13 +97,14 @@ export function listen(options: {
 }): HttpServer {
   const { app, log } = options;
   const fallback = app.elysia.fetch;
-  const server: Server<undefined> = Bun.serve({
+  const server = Bun.serve({
     hostname: options.host,
     port: options.port,
     // Bun's own limit answers an empty 413; ours (in the guard) answers a clear one, so Bun's sits above it.
     maxRequestBodySize: options.maxBodyBytes * 2 + 1024,
     routes: app.routes as never,
     fetch: (request) => fallback(request),
+    websocket: app.websocket.handler,
     error(error) {
       log.error("unhandled server error", { error });
       return json({ detail: "internal error" }, 500);
@@ -92,6 +112,9 @@ export function listen(options: {
   });
   return {
     port: server.port!,
-    stop: () => server.stop(true),
+    async stop() {
+      app.websocket.stop();
+      await server.stop(true);
+    },
   };
 }

@@ -1,13 +1,14 @@
 /**
- * The one guarded-request path every route of ours takes, whatever its transport (REST, JSON-RPC, NDJSON
- * streams, watch filters):
+ * The one guarded-request path every request takes, whatever carries it (REST, JSON-RPC over HTTP or
+ * WebSocket, NDJSON streams, watch filters):
  *
- *   request id -> read the body within MAX_BODY_BYTES -> authenticate -> admit (a caller without a whole
- *   token left is refused before anything is parsed) -> parse the JSON -> accept (the route checks it and
- *   says what it costs) -> charge the cost -> run -> answer
+ *   read the body within MAX_BODY_BYTES -> authenticate -> admit (a caller without a whole token left is
+ *   refused before anything is parsed) -> parse the JSON -> accept (the route checks it and says what it
+ *   costs) -> charge the cost -> run -> answer
  *
- * and one catch, where the route's transport turns any error into its answer (http/answer.ts). Then the
- * HTTP metrics and, at debug level, an access log line.
+ * and one catch, where the route's transport turns any error into its answer (http/answer.ts). Over HTTP
+ * each request does every step and is counted in the HTTP metrics; over a WebSocket the caller is
+ * authenticated once, when the socket opens, and each message takes the steps from the size check on.
  */
 import type { Server } from "bun";
 import type { Caller } from "../caller";
@@ -28,15 +29,28 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 export type Handler = (request: Request, server: Server<unknown>) => Promise<Response>;
 
+/** Who a request comes from, once authenticated. */
+export interface Session {
+  caller: Caller;
+  /** Its rate-limit bucket: its key, or its IP address in open mode. */
+  identity: string;
+}
+
 export interface RequestContext {
   caller: Caller;
   requestId: string;
 }
 
-export interface GuardedRoute<I> {
-  /** The route's name in metrics and logs (its path). */
+/** What a request got to before it was refused: its text once read, its value once parsed. */
+export interface Seen {
+  text?: string;
+  body?: unknown;
+}
+
+/** The steps a route adds to the path; `A` is its answer (a Response, or a WebSocket message). */
+export interface Steps<I, A> {
+  /** The route's name in metrics and logs. */
   name: string;
-  transport: Transport;
   /** Whether the route takes a JSON body; without one nothing is read or parsed. */
   body: boolean;
   /**
@@ -44,13 +58,26 @@ export interface GuardedRoute<I> {
    * its cost in rate-limit tokens. Throws a ServiceError (a 422 naming what is wrong, a 413).
    */
   accept(body: unknown): { input: I; cost: number };
-  run(input: I, context: RequestContext): Response | Promise<Response>;
+  run(input: I, context: RequestContext): A | Promise<A>;
+  /** The error as this route answers it. */
+  refuse(error: ServiceError, seen: Seen, requestId: string): A;
   /** Told how each request ended (per-operation metrics): undefined when it was answered. */
   done?(error: ServiceError | undefined): void;
 }
 
+/** An HTTP route: its steps, answering errors through its transport. */
+export interface GuardedRoute<I> extends Omit<Steps<I, Response>, "refuse"> {
+  transport: Transport;
+}
+
 export interface Guard {
   route<I>(spec: GuardedRoute<I>): Handler;
+  /** One message of a session already authenticated (a WebSocket's). */
+  message<I, A>(steps: Steps<I, A>, session: Session, text: string, requestId: string): Promise<A>;
+  /** The caller of an HTTP request (a WebSocket's upgrade), and its rate-limit bucket. */
+  authenticate(request: Request, server: Server<unknown>): Session | Promise<Session>;
+  /** A new request id: the caller's `x-request-id` when sane. */
+  requestId(request?: Request): string;
 }
 
 export function createGuard(options: {
@@ -66,9 +93,9 @@ export function createGuard(options: {
   const httpRequests = metrics.httpRequests;
   let counter = 0;
 
-  const requestIdOf = (request: Request) => {
-    const given = request.headers.get("x-request-id");
-    return given !== null && REQUEST_ID.test(given) ? given : `${prefix}-${(++counter).toString(36)}`;
+  const requestId = (request?: Request) => {
+    const given = request?.headers.get("x-request-id");
+    return given != null && REQUEST_ID.test(given) ? given : `${prefix}-${(++counter).toString(36)}`;
   };
 
   const tooLarge = () =>
@@ -87,13 +114,19 @@ export function createGuard(options: {
     return text;
   }
 
-  /** The caller's bucket: its key, or its IP address in open mode. */
-  const identityOf = (caller: Caller, request: Request, server: Server<unknown>) =>
-    caller.keyHash ?? `ip:${server.requestIP(request)?.address ?? "unknown"}`;
+  /** Synchronous for a known key (the hot path); a Promise when an unknown key makes keys reload. */
+  function authenticate(request: Request, server: Server<unknown>): Session | Promise<Session> {
+    const session = (caller: Caller): Session => ({
+      caller,
+      identity: caller.keyHash ?? `ip:${server.requestIP(request)?.address ?? "unknown"}`,
+    });
+    const authenticated = auth.authenticate(request);
+    return authenticated instanceof Promise ? authenticated.then(session) : session(authenticated);
+  }
 
-  function limited<T>(caller: Caller, calls: number, work: () => T): T {
+  function limited(caller: Caller, calls: number, work: () => void): void {
     try {
-      return work();
+      work();
     } catch (error) {
       if (error instanceof RateLimitedError)
         metrics.rateLimited.inc({ scope: caller.keyHash ? "key" : "ip" }, calls);
@@ -101,36 +134,62 @@ export function createGuard(options: {
     }
   }
 
+  /**
+   * From admission to the answer: the steps after the body is read and the caller known. Synchronous
+   * when the route answers at once (a cache hit): no microtask turns on the hot path.
+   */
+  function pass<I, A>(steps: Steps<I, A>, session: Session, seen: Seen, requestId: string): A | Promise<A> {
+    const { caller, identity } = session;
+    const rate = caller.rate;
+    if (rate) limited(caller, 1, () => limiter.admit(identity, rate));
+    if (steps.body) seen.body = parseBody(seen.text!);
+    const { input, cost } = steps.accept(seen.body);
+    if (rate) limited(caller, cost, () => limiter.take(identity, cost, rate));
+    const run = steps.run(input, { caller, requestId });
+    if (run instanceof Promise) {
+      return run.then((answer) => {
+        steps.done?.(undefined);
+        return answer;
+      });
+    }
+    steps.done?.(undefined);
+    return run;
+  }
+
+  function refused<A>(steps: Steps<unknown, A>, error: unknown, seen: Seen, requestId: string): A {
+    const e = toServiceError(error);
+    if (e instanceof InternalError) log.error("request failed", { route: steps.name, requestId, error });
+    steps.done?.(e);
+    return steps.refuse(e, seen, requestId);
+  }
+
   return {
+    requestId,
+    authenticate,
+
     route(spec) {
+      const steps: Steps<unknown, Response> = {
+        ...(spec as GuardedRoute<unknown>),
+        refuse: (error, seen, id) => spec.transport.refuse(error, seen, jsonHeaders(id)),
+      };
       return async (request, server) => {
         const started = debug ? performance.now() : 0;
-        const requestId = requestIdOf(request);
-        const seen: { text?: string; body?: unknown } = {};
+        const id = requestId(request);
+        const seen: Seen = {};
         let response: Response;
         try {
           if (spec.body) seen.text = await readBody(request);
-          const authenticated = auth.authenticate(request);
-          const caller = authenticated instanceof Promise ? await authenticated : authenticated;
-          const rate = caller.rate;
-          const identity = rate ? identityOf(caller, request, server) : "";
-          if (rate) limited(caller, 1, () => limiter.admit(identity, rate));
-          if (spec.body) seen.body = parseBody(seen.text!);
-          const { input, cost } = spec.accept(seen.body);
-          if (rate) limited(caller, cost, () => limiter.take(identity, cost, rate));
-          const run = spec.run(input, { caller, requestId });
-          response = run instanceof Promise ? await run : run;
-          spec.done?.(undefined);
+          const authenticated = authenticate(request, server);
+          const session = authenticated instanceof Promise ? await authenticated : authenticated;
+          const answered = pass(steps, session, seen, id);
+          response = answered instanceof Promise ? await answered : answered;
         } catch (error) {
-          const e = toServiceError(error);
-          if (e instanceof InternalError) log.error("request failed", { route: spec.name, requestId, error });
-          spec.done?.(e);
-          response = spec.transport.refuse(e, seen, jsonHeaders(requestId));
+          response = refused(steps, error, seen, id);
         }
         httpRequests.labels(spec.name, String(response.status)).inc();
         if (debug) {
           log.debug("request", {
-            requestId,
+            requestId: id,
             route: spec.name,
             status: response.status,
             ms: Math.round((performance.now() - started) * 100) / 100,
@@ -139,6 +198,16 @@ export function createGuard(options: {
         }
         return response;
       };
+    },
+
+    async message(steps, session, text, id) {
+      const seen: Seen = { text };
+      try {
+        if (text.length > maxBodyBytes) throw tooLarge();
+        return await pass(steps, session, seen, id);
+      } catch (error) {
+        return refused(steps as Steps<unknown, never>, error, seen, id);
+      }
     },
   };
 }

@@ -19,7 +19,7 @@ import {
 import { joinParts, type RawJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
-import type { Operation, OperationResult } from "../operations/operation";
+import type { OperationResult } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import {
   JSON_RPC,
@@ -69,10 +69,30 @@ function combine(answers: Answer[], parts: RawJson[]): RpcAnswer {
   };
 }
 
+/** Methods a transport adds to the table's (the WebSocket's eth_subscribe and eth_unsubscribe). */
+export interface LocalMethods {
+  has(method: string): boolean;
+  /** The method's result as JSON text; throws a ServiceError. */
+  run(method: string, params: unknown[]): string | Promise<string>;
+}
+
+export interface AnswerOptions {
+  /** The `transport` label of the request metrics. */
+  transport: "jsonrpc" | "ws";
+  /**
+   * HTTP answers a single request whose envelope is wrong with FastAPI's 422; a WebSocket has no status to
+   * give, so it answers a JSON-RPC error object, as for a batch element.
+   */
+  envelope422: boolean;
+  local?: LocalMethods;
+}
+
+const HTTP: AnswerOptions = { transport: "jsonrpc", envelope422: true };
+
 export interface JsonRpc {
   /** The calls a parsed body makes (its rate-limit cost); 413 past MAX_BATCH_LENGTH. */
   calls(body: unknown): number;
-  answer(body: unknown, requestId: string): RpcAnswer | Promise<RpcAnswer>;
+  answer(body: unknown, requestId: string, options?: AnswerOptions): RpcAnswer | Promise<RpcAnswer>;
 }
 
 export function createJsonRpc(options: {
@@ -85,7 +105,10 @@ export function createJsonRpc(options: {
   const requests = metrics.requests;
 
   /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
-  function envelopeIssues(value: unknown): { issues: ValidationIssue[]; unknownMethod?: string } {
+  function envelopeIssues(
+    value: unknown,
+    local: LocalMethods | undefined,
+  ): { issues: ValidationIssue[]; unknownMethod?: string } {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return { issues: [{ loc: ["body"], msg: "Input should be a valid object", type: "dict_type" }] };
     }
@@ -99,7 +122,7 @@ export function createJsonRpc(options: {
       issues.push({ loc: ["body", "method"], msg: "Field required", type: "missing" });
     } else if (typeof v.method !== "string") {
       issues.push({ loc: ["body", "method"], msg: "Input should be a valid string", type: "string_type" });
-    } else if (!table.byMethod(v.method)) {
+    } else if (!table.byMethod(v.method) && !local?.has(v.method)) {
       unknownMethod = v.method;
       issues.push({
         loc: ["body", "method"],
@@ -113,28 +136,30 @@ export function createJsonRpc(options: {
     return { issues, unknownMethod };
   }
 
-  const count = (operation: string, error?: ServiceError) =>
-    requests.labels(operation, "jsonrpc", outcomeLabel(error)).inc();
-
   const errorAnswer = (identity: RpcIdentity, error: ServiceError): Answer => ({
     parts: [rpcErrorText(identity, error)],
   });
 
   /** Runs one valid request object. */
-  function execute(value: Record<string, unknown>, requestId: string): Answer | Promise<Answer> {
+  function execute(
+    value: Record<string, unknown>,
+    requestId: string,
+    options: AnswerOptions,
+  ): Answer | Promise<Answer> {
     const identity = rpcIdentity(value);
-    const op = table.byMethod(value.method as string) as Operation;
+    const method = value.method as string;
+    const params = (value.params as unknown[] | null | undefined) ?? [];
     const fail = (error: unknown): Answer => {
       const e = toServiceError(error);
-      if (e instanceof InternalError) log.error("operation failed", { method: op.method, requestId, error });
-      count(op.method, e);
+      if (e instanceof InternalError) log.error("operation failed", { method, requestId, error });
+      requests.labels(method, options.transport, outcomeLabel(e)).inc();
       // The node's own error is a node answer too: it was asked (and errors are never cached).
       return e instanceof NodeError
         ? { ...errorAnswer(identity, e), source: "miss" }
         : errorAnswer(identity, e);
     };
     const succeed = (result: OperationResult): Answer => {
-      count(op.method);
+      requests.labels(method, options.transport, "ok").inc();
       return {
         parts: [`{"jsonrpc":${identity.jsonrpc},"id":${identity.id},"result":`, result.raw, "}"],
         source: result.source,
@@ -142,7 +167,10 @@ export function createJsonRpc(options: {
       };
     };
     try {
-      const run = op.run(op.prepare((value.params as unknown[] | null | undefined) ?? []));
+      const op = table.byMethod(method);
+      const run = op
+        ? op.run(op.prepare(params))
+        : Promise.resolve(options.local!.run(method, params)).then((raw): OperationResult => ({ raw }));
       // A cache hit comes back at once: no microtask turns on the hot path.
       return run instanceof Promise ? run.then(succeed, fail) : succeed(run);
     } catch (error) {
@@ -150,9 +178,10 @@ export function createJsonRpc(options: {
     }
   }
 
-  function batchElement(value: unknown, requestId: string): Promise<Answer> | Answer {
-    const { issues, unknownMethod } = envelopeIssues(value);
-    if (issues.length === 0) return execute(value as Record<string, unknown>, requestId);
+  /** A request object of a batch (or a WebSocket's single one), or the error object it earns. */
+  function element(value: unknown, requestId: string, options: AnswerOptions): Promise<Answer> | Answer {
+    const { issues, unknownMethod } = envelopeIssues(value, options.local);
+    if (issues.length === 0) return execute(value as Record<string, unknown>, requestId, options);
     const v = value as Record<string, unknown>;
     let error: ServiceError;
     if (issues.length === 1 && unknownMethod !== undefined) {
@@ -165,7 +194,8 @@ export function createJsonRpc(options: {
       );
     }
     const method = typeof v === "object" && v !== null ? v.method : undefined;
-    count(typeof method === "string" && table.byMethod(method) ? method : "unknown", error);
+    const known = typeof method === "string" && (table.byMethod(method) || options.local?.has(method));
+    requests.labels(known ? (method as string) : "unknown", options.transport, outcomeLabel(error)).inc();
     return errorAnswer(rpcIdentity(value), error);
   }
 
@@ -180,13 +210,13 @@ export function createJsonRpc(options: {
       return Math.max(1, calls);
     },
 
-    answer(body, requestId) {
+    answer(body, requestId, options = HTTP) {
       if (Array.isArray(body)) {
         if (body.length === 0) {
           const error = new InvalidRequestError("invalid request: empty batch");
           return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
         }
-        return Promise.all(body.map((element) => batchElement(element, requestId))).then((answers) => {
+        return Promise.all(body.map((value) => element(value, requestId, options))).then((answers) => {
           const parts: RawJson[] = ["["];
           for (let i = 0; i < answers.length; i++) {
             if (i > 0) parts.push(",");
@@ -196,9 +226,11 @@ export function createJsonRpc(options: {
           return combine(answers, parts);
         });
       }
-      const { issues } = envelopeIssues(body);
-      if (issues.length > 0) return { status: 422, parts: [toJson({ detail: issues })] };
-      const run = execute(body as Record<string, unknown>, requestId);
+      if (options.envelope422) {
+        const { issues } = envelopeIssues(body, options.local);
+        if (issues.length > 0) return { status: 422, parts: [toJson({ detail: issues })] };
+      }
+      const run = element(body, requestId, options);
       return run instanceof Promise
         ? run.then((answer) => combine([answer], answer.parts))
         : combine([run], run.parts);

@@ -124,6 +124,69 @@ export function createWatchFilters(options: {
     return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
   }
 
+  /** check_v2's whole list for a block: the indexed movements and the internal value transfers, sorted. */
+  async function resultsV2(
+    caller: Caller,
+    block: { number: bigint; hash: string; timestamp: bigint },
+  ): Promise<FilterResultOut[]> {
+    const [matches, internal] = await Promise.all([
+      filters.matches(caller.keyHash, block.number),
+      internalTransfers(block.number),
+    ]);
+    // Sort keys: the transaction, then its own movements (native first, then by log) before the value
+    // its execution moved, then the filter.
+    const keyed: { key: [number, number, number, string]; out: FilterResultOut }[] = matches.map((m) => ({
+      key: [m.transactionIndex, 0, m.logIndex, m.filterId],
+      out: result(m, block),
+    }));
+    if (internal.length > 0) {
+      const addresses = [...new Set(internal.flatMap((t) => [t.from, t.to]))];
+      const watching = new Map<string, StoredFilter[]>();
+      for (const f of await filters.nativeFilters(caller.keyHash, addresses)) {
+        watching.set(f.address, [...(watching.get(f.address) ?? []), f]);
+      }
+      const matched = internal.flatMap((t) => {
+        const targets = new Map<string, StoredFilter>();
+        for (const f of [...(watching.get(t.from) ?? []), ...(watching.get(t.to) ?? [])])
+          targets.set(f.filterId, f);
+        return [...targets.values()].map((f) => ({ t, f }));
+      });
+      const feeOf = matched.length > 0 ? await fees(block.number) : [];
+      for (const { t, f } of matched) {
+        keyed.push({
+          key: [t.transactionIndex, 1, t.order, f.filterId],
+          out: result(
+            {
+              filterId: f.filterId,
+              filterAddress: f.address,
+              kind: TransferKind.trx,
+              transactionIndex: t.transactionIndex,
+              logIndex: t.order,
+              transactionHash: t.transactionHash,
+              contract: null,
+              from: t.from,
+              to: t.to,
+              value: t.value.toString(),
+              fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
+              error: false,
+              symbol: null,
+              decimals: null,
+            },
+            block,
+          ),
+        });
+      }
+    }
+    keyed.sort((a, b) => {
+      for (let i = 0; i < 3; i++) {
+        const d = (a.key[i] as number) - (b.key[i] as number);
+        if (d !== 0) return d;
+      }
+      return a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0;
+    });
+    return keyed.map((k) => k.out);
+  }
+
   return {
     async lastBlockNumber(): Promise<{ block_number: number }> {
       return { block_number: Number((await lastBlockNumber()).last) };
@@ -166,63 +229,20 @@ export function createWatchFilters(options: {
     },
 
     async checkV2(caller: Caller, number: number, offset: number) {
+      const all = await resultsV2(caller, await processedBlock(number));
+      return { filters: all.slice(offset, offset + CHECK_PAGE) };
+    },
+
+    /** The last processed block (lastBlockNumber), -1 before any. */
+    async processedUpTo(): Promise<bigint> {
+      return (await lastBlockNumber()).last;
+    },
+
+    /** Every result of a processed block for the caller's filters, in check's (or check_v2's) order. */
+    async results(caller: Caller, number: number, version: "v1" | "v2"): Promise<FilterResultOut[]> {
       const block = await processedBlock(number);
-      const [matches, internal] = await Promise.all([
-        filters.matches(caller.keyHash, block.number),
-        internalTransfers(block.number),
-      ]);
-      // Sort keys: the transaction, then its own movements (native first, then by log) before the value
-      // its execution moved, then the filter.
-      const keyed: { key: [number, number, number, string]; out: FilterResultOut }[] = matches.map((m) => ({
-        key: [m.transactionIndex, 0, m.logIndex, m.filterId],
-        out: result(m, block),
-      }));
-      if (internal.length > 0) {
-        const addresses = [...new Set(internal.flatMap((t) => [t.from, t.to]))];
-        const watching = new Map<string, StoredFilter[]>();
-        for (const f of await filters.nativeFilters(caller.keyHash, addresses)) {
-          watching.set(f.address, [...(watching.get(f.address) ?? []), f]);
-        }
-        const matched = internal.flatMap((t) => {
-          const targets = new Map<string, StoredFilter>();
-          for (const f of [...(watching.get(t.from) ?? []), ...(watching.get(t.to) ?? [])])
-            targets.set(f.filterId, f);
-          return [...targets.values()].map((f) => ({ t, f }));
-        });
-        const feeOf = matched.length > 0 ? await fees(block.number) : [];
-        for (const { t, f } of matched) {
-          keyed.push({
-            key: [t.transactionIndex, 1, t.order, f.filterId],
-            out: result(
-              {
-                filterId: f.filterId,
-                filterAddress: f.address,
-                kind: TransferKind.trx,
-                transactionIndex: t.transactionIndex,
-                logIndex: t.order,
-                transactionHash: t.transactionHash,
-                contract: null,
-                from: t.from,
-                to: t.to,
-                value: t.value.toString(),
-                fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
-                error: false,
-                symbol: null,
-                decimals: null,
-              },
-              block,
-            ),
-          });
-        }
-      }
-      keyed.sort((a, b) => {
-        for (let i = 0; i < 3; i++) {
-          const d = (a.key[i] as number) - (b.key[i] as number);
-          if (d !== 0) return d;
-        }
-        return a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0;
-      });
-      return { filters: keyed.slice(offset, offset + CHECK_PAGE).map((k) => k.out) };
+      if (version === "v2") return resultsV2(caller, block);
+      return (await filters.matches(caller.keyHash, block.number)).map((m) => result(m, block));
     },
   };
 }
