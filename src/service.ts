@@ -41,6 +41,8 @@ import { createWatchFilters } from "./watch/watchFilters";
 /** How long start-up waits for an upstream to say which chain it serves. */
 const CHAIN_ID_WAIT_MS = 30_000;
 const CHAIN_ID_RETRY_MS = 1_000;
+/** How long start-up waits for the upstream WebSockets to subscribe to new heads. */
+const SOCKETS_READY_MS = 3_000;
 /** Head polling where HEAD_POLL_MS is unset: a dev chain mines on demand, so it is followed closely. */
 const HEAD_POLL_MS = 1_000;
 const DEV_HEAD_POLL_MS = 250;
@@ -135,6 +137,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       log,
     });
     cleanups.push(() => head.stop());
+    // Heads are pushed from the first block on: the port opens once the subscriptions are made (or failed).
+    await pool.socketsReady(SOCKETS_READY_MS);
     await head.refresh();
     log.info("chain identified", {
       chainId: chain.chainId.toString(),

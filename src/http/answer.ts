@@ -67,6 +67,20 @@ export function rpcIdentity(value: unknown): RpcIdentity {
   };
 }
 
+/**
+ * The echo of a request refused before or while it was parsed: from its parsed body, else from its text
+ * when that is JSON, else `null`.
+ */
+export function refusedIdentity(request: { text?: string; body?: unknown }): RpcIdentity {
+  let body = request.body;
+  if (body === undefined && request.text !== undefined) {
+    try {
+      body = parseJson(request.text);
+    } catch {}
+  }
+  return rpcIdentity(body);
+}
+
 /** A JSON-RPC error response. */
 export function rpcErrorText(identity: RpcIdentity, error: ServiceError): string {
   return `{"jsonrpc":${identity.jsonrpc},"id":${identity.id},"error":${error.rpcErrorJson()}}`;
@@ -91,13 +105,7 @@ export const JSON_RPC: Transport = {
   refuse(error, request, headers) {
     // A body that is not JSON, or a single request whose envelope is wrong: FastAPI's 422 as for REST.
     if (error instanceof RequestValidationError) return restError(error, headers);
-    let body = request.body;
-    if (body === undefined && request.text !== undefined) {
-      try {
-        body = parseJson(request.text);
-      } catch {}
-    }
-    return rawJson(rpcErrorText(rpcIdentity(body), error), error.status, errorHeaders(error, headers));
+    return rawJson(rpcErrorText(refusedIdentity(request), error), error.status, errorHeaders(error, headers));
   },
 };
 

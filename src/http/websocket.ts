@@ -23,7 +23,7 @@ import { type RawJson, rawText } from "../json";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { Subscriber, Subscriptions } from "../realtime/subscriptions";
-import { json, NO_IDENTITY, restError, rpcErrorText, rpcIdentity } from "./answer";
+import { json, refusedIdentity, restError, rpcErrorText } from "./answer";
 import type { Guard, Handler, Session, Steps } from "./guard";
 import type { JsonRpc, LocalMethods } from "./jsonrpc";
 
@@ -111,13 +111,7 @@ export function createWebSocketTransport(options: {
         }
         return String(subscriptions.unsubscribe(socket, params[0]));
       }
-      if (subscriptions.count(socket) >= maxSubscriptions) {
-        throw new RateLimitedError(
-          `this socket holds ${maxSubscriptions} subscriptions, the most it may (WS_MAX_SUBSCRIPTIONS)`,
-          1,
-        );
-      }
-      return JSON.stringify(await subscriptions.subscribe(socket, params));
+      return JSON.stringify(await subscriptions.subscribe(socket, params, maxSubscriptions));
     },
   });
 
@@ -136,7 +130,7 @@ export function createWebSocketTransport(options: {
         // Text that is not JSON: JSON-RPC's parse error, and the socket stays open.
         const e =
           error instanceof RequestValidationError ? new ParseError(`parse error: ${error.message}`) : error;
-        return rpcErrorText(seen.body === undefined ? NO_IDENTITY : rpcIdentity(seen.body), e);
+        return rpcErrorText(refusedIdentity(seen), e);
       },
     };
   };

@@ -39,8 +39,8 @@ const MAINTENANCE_TRANSFERS = 250_000;
 const MAX_REORG_DEPTH = 1_024n;
 /** Contracts remembered as looked up, so each group does not ask the database again. */
 const SEEN_TOKENS = 100_000;
-/** Token metadata lookups running at once. */
-const TOKEN_LOOKUPS = 4;
+/** Token metadata reads running at once (each is four eth_calls, batched upstream). */
+const TOKEN_LOOKUPS = 16;
 /** The advisory lock's key: any constant of this project's own. */
 const LOCK_KEY = 0x696e_6478;
 
@@ -93,10 +93,8 @@ export function startIndexer(options: {
   let firstBlock = 0n;
   let reorgFrom: bigint | undefined;
   let wake: (() => void) | undefined;
-  const tokenWork = new Set<Promise<void>>();
   let maintenance: Promise<void> | undefined;
   let sinceMaintenance = 0;
-  const tokenQueue: string[] = [];
   const seenTokens = new LRUCache<string, true>({ max: SEEN_TOKENS });
 
   head.onReorg((from) => {
@@ -180,29 +178,27 @@ export function startIndexer(options: {
       });
   }
 
-  /** Queues the contracts whose metadata has never been read. */
-  async function lookUpTokens(list: Iterable<string>): Promise<void> {
+  /**
+   * Reads the metadata of the contracts never seen before their blocks are written: a block's results
+   * (its transfers' asset and decimals, its watch-filter results) are whole once it is processed, and do
+   * not change afterwards. A read that fails is tried again when the token next appears.
+   */
+  async function readNewTokens(list: Iterable<string>): Promise<void> {
     const fresh = [...list].filter((token) => !seenTokens.has(token));
     if (fresh.length === 0) return;
     for (const token of fresh) seenTokens.set(token, true);
-    tokenQueue.push(...(await tokens.unknown(fresh)));
-    pumpTokens();
-  }
-
-  function pumpTokens() {
-    while (tokenWork.size < TOKEN_LOOKUPS && tokenQueue.length > 0) {
-      const token = tokenQueue.shift()!;
-      const work = readTokenMetadata(node, token)
-        .then((meta) => tokens.upsert(token, meta))
-        .catch((error) => {
-          seenTokens.delete(token);
-          log_.debug("token metadata lookup failed", { token, error: (error as Error).message });
-        })
-        .finally(() => {
-          tokenWork.delete(work);
-          if (!stopped) pumpTokens();
-        });
-      tokenWork.add(work);
+    const unknown = await tokens.unknown(fresh);
+    for (let i = 0; i < unknown.length; i += TOKEN_LOOKUPS) {
+      await Promise.all(
+        unknown.slice(i, i + TOKEN_LOOKUPS).map((token) =>
+          readTokenMetadata(node, token)
+            .then((meta) => tokens.upsert(token, meta))
+            .catch((error) => {
+              seenTokens.delete(token);
+              log_.debug("token metadata lookup failed", { token, error: (error as Error).message });
+            }),
+        ),
+      );
     }
   }
 
@@ -260,6 +256,7 @@ export function startIndexer(options: {
       let groupTransfers = 0;
       const flush = async () => {
         if (group.length === 0) return;
+        await readNewTokens(new Set(group.flatMap((block) => block.tokens)));
         const started = performance.now();
         await store.write(group, lastBlock!);
         const seconds = (performance.now() - started) / 1000;
@@ -271,7 +268,6 @@ export function startIndexer(options: {
         sinceMaintenance += groupTransfers;
         if (sinceMaintenance >= MAINTENANCE_TRANSFERS) maintain();
         events?.written?.(group.length, groupTransfers, lastBlock, seconds);
-        await lookUpTokens(new Set(group.flatMap((block) => block.tokens)));
         group = [];
         groupTransfers = 0;
       };
@@ -404,7 +400,7 @@ export function startIndexer(options: {
       stopped = true;
       wake?.();
       await running;
-      await Promise.allSettled([...tokenWork, maintenance]);
+      await maintenance;
     },
   };
 }

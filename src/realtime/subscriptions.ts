@@ -17,7 +17,7 @@ import type { BlockHeader } from "../chain/blockHeader";
 import { quantity } from "../chain/blockRef";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainChange, ChainHead } from "../engine/head";
-import { InvalidParamsError, MethodNotFoundError, type ServiceError } from "../errors";
+import { InvalidParamsError, MethodNotFoundError, RateLimitedError, type ServiceError } from "../errors";
 import { toJson } from "../json";
 import type { Logger } from "../log";
 import type { SocketSubscription } from "../upstream/socket";
@@ -57,8 +57,11 @@ export interface WatchResults {
 }
 
 export interface Subscriptions {
-  /** Starts a subscription; its id, or a ServiceError (-32602 bad params, -32601 not offered). */
-  subscribe(subscriber: Subscriber, params: unknown[]): Promise<string>;
+  /**
+   * Starts a subscription; its id, or a ServiceError: -32602 for bad params, -32601 for a kind no upstream
+   * offers, -32005 when the subscriber already holds `max`.
+   */
+  subscribe(subscriber: Subscriber, params: unknown[], max: number): Promise<string>;
   unsubscribe(subscriber: Subscriber, id: string): boolean;
   /** Ends every subscription of a subscriber (its connection closed). */
   drop(subscriber: Subscriber): void;
@@ -322,7 +325,7 @@ export function createSubscriptions(options: {
     if (end < last) watchAgain = true;
   }
 
-  async function joinWatch(subscription: Subscription, params: unknown): Promise<void> {
+  function watchVersion(params: unknown): "v1" | "v2" {
     const version =
       params === undefined || params === null
         ? "v1"
@@ -332,6 +335,10 @@ export function createSubscriptions(options: {
     if (version !== "v1" && version !== "v2") {
       throw new InvalidParamsError('invalid params: watch_filters takes {"version": "v1" | "v2"}');
     }
+    return version;
+  }
+
+  async function joinWatch(subscription: Subscription, version: "v1" | "v2"): Promise<void> {
     const { caller } = subscription.subscriber;
     const key = `${caller.keyHash ?? ""}\u0000${version}`;
     let group = watchGroups.get(key);
@@ -368,7 +375,7 @@ export function createSubscriptions(options: {
   }
 
   return {
-    async subscribe(subscriber, params) {
+    async subscribe(subscriber, params, max) {
       const [kind, options_] = params;
       if (typeof kind !== "string" || !SUBSCRIPTION_KINDS.includes(kind as SubscriptionKind)) {
         throw new InvalidParamsError(
@@ -379,9 +386,16 @@ export function createSubscriptions(options: {
         throw new InvalidParamsError("invalid params: eth_subscribe takes at most 2 params");
       const subscription: Subscription = { id: newId(), kind: kind as SubscriptionKind, subscriber };
       if (kind === "logs") subscription.filter = logFilterOf(options_);
-      else if (kind === "watch_filters") await joinWatch(subscription, options_);
+      else if (kind === "watch_filters") watchVersion(options_);
       else if (options_ !== undefined)
         throw new InvalidParamsError(`invalid params: ${kind} takes no options`);
+      if ((bySubscriber.get(subscriber)?.size ?? 0) >= max) {
+        throw new RateLimitedError(
+          `this socket holds ${max} subscriptions, the most it may (WS_MAX_SUBSCRIPTIONS)`,
+          1,
+        );
+      }
+      if (kind === "watch_filters") await joinWatch(subscription, watchVersion(options_));
       if (kind === "newPendingTransactions") await startPending();
       byId.set(subscription.id, subscription);
       let own = bySubscriber.get(subscriber);

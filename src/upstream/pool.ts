@@ -76,6 +76,8 @@ export interface UpstreamPool {
   onHead(listener: (header: BlockHeader, upstream: string) => void): void;
   /** True while at least one upstream pushes its heads over a live WebSocket. */
   pushing(): boolean;
+  /** Waits (at most `ms`) until every upstream WebSocket has subscribed to newHeads or failed once. */
+  socketsReady(ms: number): Promise<void>;
   /**
    * A subscription on the first healthy upstream whose WebSocket is live; undefined when there is none.
    * It follows that upstream's reconnections.
@@ -192,6 +194,10 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     pollNow: () => Promise.all(upstreams.map((u) => poll(u, true))).then(() => undefined),
     onHead: (listener) => void headListeners.push(listener),
     pushing: () => upstreams.some((u) => u.socket?.live),
+    async socketsReady(ms) {
+      const all = Promise.all(upstreams.map((u) => u.socket?.ready));
+      await withTimeout(all, ms, () => new Error("upstream WebSockets not ready")).catch(() => {});
+    },
     subscribe(params, onItem) {
       const upstream = upstreams.find((u) => u.state === "closed" && u.socket?.live);
       return upstream?.socket?.subscribe(params, onItem);

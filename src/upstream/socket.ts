@@ -23,6 +23,8 @@ export interface SocketSubscription {
 
 export interface UpstreamSocket {
   readonly live: boolean;
+  /** Resolves once the first connection has subscribed to newHeads (true), or has failed (false). */
+  readonly ready: Promise<boolean>;
   /** A subscription on the node (`eth_subscribe` params); each item is the JSON text of one result. */
   subscribe(params: unknown[], onItem: (result: string) => void): SocketSubscription;
   close(): void;
@@ -51,6 +53,13 @@ export function createUpstreamSocket(options: {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let nextId = 1;
   const registered = new Set<Registered>();
+  let settleReady: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((resolve) => {
+    settleReady = (ok) => {
+      settleReady = () => {};
+      resolve(ok);
+    };
+  });
   /** Requests in flight on the current connection, by id. */
   const requests = new Map<number, Registered>();
   const byNodeId = new Map<string, Registered>();
@@ -61,6 +70,7 @@ export function createUpstreamSocket(options: {
       const header = parseHeader(result);
       if (header) options.onHead(header);
     },
+    settle: { resolve: () => settleReady(true), reject: () => settleReady(false) },
   };
   registered.add(heads);
 
@@ -126,6 +136,7 @@ export function createUpstreamSocket(options: {
       ws = new WebSocket(url);
     } catch (error) {
       log.warn("upstream WebSocket cannot be opened", { upstream: name, error: (error as Error).message });
+      settleReady(false);
       return;
     }
     socket = ws;
@@ -146,6 +157,7 @@ export function createUpstreamSocket(options: {
       for (const entry of registered) entry.nodeId = undefined;
       if (live) log.warn("upstream WebSocket lost; reconnecting", { upstream: name });
       setLive(false);
+      settleReady(false);
       if (closed) return;
       timer = setTimeout(connect, backoff * (0.5 + Math.random() / 2));
       backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
@@ -158,6 +170,7 @@ export function createUpstreamSocket(options: {
   connect();
 
   return {
+    ready,
     get live() {
       return live;
     },
@@ -209,6 +222,7 @@ export function createUpstreamSocket(options: {
       const ws = socket;
       socket = undefined;
       setLive(false);
+      settleReady(false);
       ws?.close();
     },
   };

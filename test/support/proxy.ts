@@ -1,13 +1,18 @@
 /**
  * A loopback HTTP proxy in front of a real node, to inject what a real node cannot do on demand (lack a
- * method, refuse batches, fail, hang, answer garbage, answer slowly). It records every call it sees.
+ * method, refuse batches, fail, hang, answer garbage, answer slowly, lose its WebSockets). It records every
+ * call it sees, and forwards WebSockets to the node's.
  */
-import type { Server } from "bun";
+import type { Server, ServerWebSocket } from "bun";
 import { onTeardown } from "./shared";
 
 export interface ProxyCall {
   method: string;
   params: unknown[];
+}
+
+interface Relay {
+  upstream: WebSocket;
 }
 
 export type ProxyMode = (body: string, parsed: any) => Response | Promise<Response> | undefined;
@@ -25,6 +30,12 @@ export interface NodeProxy {
   delayMs: number;
   /** Methods answered "does not exist" (-32601), as a node without them answers. */
   hidden: Set<string>;
+  /** While true, WebSocket upgrades are refused (503). */
+  refuseSockets: boolean;
+  /** Closes every WebSocket it forwards (the node's side too). */
+  dropSockets(): void;
+  /** WebSockets it forwards now. */
+  readonly sockets: number;
   /** Stops listening: connections are refused until restart(). */
   stop(): void;
   restart(): void;
@@ -35,7 +46,8 @@ export interface NodeProxy {
 export const HANG_MS = 20_000;
 
 export function startProxy(target: string, options: { hide?: string[] } = {}): NodeProxy {
-  let server: Server<undefined> | undefined;
+  let server: Server<Relay> | undefined;
+  const relays = new Set<ServerWebSocket<Relay>>();
 
   const proxy: NodeProxy = {
     url: "",
@@ -45,7 +57,18 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     mode: undefined,
     delayMs: 0,
     hidden: new Set(options.hide ?? []),
+    refuseSockets: false,
+    dropSockets() {
+      for (const ws of [...relays]) {
+        ws.data.upstream.close();
+        ws.close(1012, "proxy dropped the socket");
+      }
+    },
+    get sockets() {
+      return relays.size;
+    },
     stop() {
+      proxy.dropSockets();
       server?.stop(true);
       server = undefined;
     },
@@ -55,7 +78,20 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     callsOf: (method) => proxy.calls.filter((c) => c.method === method),
   };
 
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Request, bunServer: Server<Relay>): Promise<Response | undefined> {
+    if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      if (proxy.refuseSockets) return new Response("sockets refused", { status: 503 });
+      const upstream = new WebSocket(target.replace(/^http/, "ws"));
+      const relay: Relay = { upstream };
+      await new Promise<void>((resolve) => {
+        upstream.onopen = () => resolve();
+        upstream.onerror = () => resolve();
+      });
+      if (upstream.readyState !== WebSocket.OPEN) return new Response("node socket down", { status: 502 });
+      return bunServer.upgrade(request, { data: relay })
+        ? undefined
+        : new Response("no upgrade", { status: 400 });
+    }
     const body = await request.text();
     let parsed: any;
     try {
@@ -98,7 +134,29 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
   }
 
   function listen(port: number) {
-    server = Bun.serve({ hostname: "127.0.0.1", port, fetch: handle, idleTimeout: 60 });
+    server = Bun.serve<Relay>({
+      hostname: "127.0.0.1",
+      port,
+      fetch: handle as never,
+      idleTimeout: 60,
+      websocket: {
+        open(ws) {
+          relays.add(ws);
+          ws.data.upstream.onmessage = (event) => ws.send(String(event.data));
+          ws.data.upstream.onclose = () => ws.close(1012, "node socket closed");
+        },
+        message(ws, message) {
+          const text = String(message);
+          for (const c of [JSON.parse(text)].flat())
+            if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
+          ws.data.upstream.send(text);
+        },
+        close(ws) {
+          relays.delete(ws);
+          ws.data.upstream.close();
+        },
+      },
+    });
     proxy.port = server.port!;
     proxy.url = `http://127.0.0.1:${proxy.port}`;
   }
