@@ -11,10 +11,13 @@
  * ext_getBlockReceipts and through the stream endpoint, beside the raw read speed of the store.
  *
  * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
- * and the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS.
+ * the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS; and
+ * real time (bench/realtimePhase.ts): a bot storm on a live chain, how far the head trails the node's, and
+ * newHeads notification latency.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64),
- * BENCH_DISK_BLOCKS (default 10000), BENCH_PHASES (default "engine,disk,indexer,watch").
+ * BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES (default
+ * "engine,disk,indexer,watch,realtime").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +26,7 @@ import { JsonRpcProvider } from "ethers";
 import { startAnvil } from "../src/upstream/devChain";
 import { anvilWallets, calldata, deployContract, rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { indexerPhase } from "./indexerPhase";
+import { realtimePhase } from "./realtimePhase";
 import {
   CONNECTIONS,
   fmt,
@@ -40,7 +44,7 @@ import { watchPhase } from "./watchPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch").split(",");
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
 /** Blocks whose answers are the bench's small and large bodies: 20 and 150 transactions with calldata. */
@@ -324,6 +328,7 @@ async function main() {
   if (PHASES.includes("disk")) await diskPhase(lines, rows);
   if (PHASES.includes("indexer")) await indexerPhase(lines, rows);
   if (PHASES.includes("watch")) await watchPhase(lines, rows);
+  if (PHASES.includes("realtime")) await realtimePhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

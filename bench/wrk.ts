@@ -9,6 +9,7 @@ export interface WrkResult {
   bytesPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  p999Ms: number;
   requests: number;
   errors: number;
 }
@@ -65,6 +66,10 @@ export async function wrk(options: {
       "  i = i % #bodies + 1",
       '  return wrk.format("POST", nil, headers, bodies[i])',
       "end",
+      // wrk's --latency table stops at p99; the tail beyond it is printed from its histogram (microseconds).
+      "done = function(summary, latency, requests)",
+      '  io.write(string.format("P999 %d\\n", latency:percentile(99.9)))',
+      "end",
     ].join("\n");
     const script = join(dir, "post.lua");
     writeFileSync(script, lua);
@@ -95,11 +100,12 @@ export async function wrk(options: {
     const bytesPerSecond = Number(transfer?.[1] ?? 0) * unit;
     const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
     const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
+    const p999 = Number(/^P999 (\d+)/m.exec(out)?.[1]) / 1000;
     const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
     const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
     const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
-    return { requestsPerSecond: rps, bytesPerSecond, p50Ms: p50, p99Ms: p99, requests, errors };
+    return { requestsPerSecond: rps, bytesPerSecond, p50Ms: p50, p99Ms: p99, p999Ms: p999, requests, errors };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

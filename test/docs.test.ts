@@ -122,6 +122,17 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/health"].get.tags).toEqual(["health"]);
     expect(doc.paths["/health/"].get.tags).toEqual(["health"]);
   });
+
+  test("describes the WebSocket on the JSON-RPC path, its subscriptions and limits", () => {
+    const ws = doc.paths["/node/jsonrpc"].get;
+    expect(Object.keys(ws.responses).sort()).toEqual(["101", "401", "404", "429"]);
+    for (const kind of ["newHeads", "logs", "newPendingTransactions", "watch_filters", "eth_unsubscribe"]) {
+      expect(ws.description).toContain(kind);
+    }
+    for (const limit of ["WS_MAX_SUBSCRIPTIONS", "WS_MAX_CONNECTIONS", "WS_MAX_BUFFER_BYTES"]) {
+      expect(ws.description).toContain(limit);
+    }
+  });
 });
 
 describe("the docs page", () => {

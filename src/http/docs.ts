@@ -143,6 +143,42 @@ export function buildOpenApi(
         "422": errorResponses["422"],
       },
     },
+    get: {
+      tags: ["node"],
+      summary: "JSON-RPC 2.0 over WebSocket (Upgrade: websocket), with eth_subscribe",
+      description: [
+        "The same URL as POST, upgraded: `ws://<host>/node/jsonrpc?api_key=<key>` (or the `x-api-key` header at",
+        "the upgrade; a missing or wrong key is a 401 before upgrading). Every method above works, singles and",
+        "batches, with the same errors, cache and rate limits (one token per call); text that is not JSON gets",
+        "a -32700 error and the socket stays open. Plus:",
+        "",
+        '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
+        "  branch's heads from the fork point.",
+        '- `eth_subscribe ["logs", {address?, topics?}]`: the logs of each new canonical block; on a reorg the',
+        '  logs of the dropped blocks come again with `"removed": true`, then the new branch\'s.',
+        '- `eth_subscribe ["newPendingTransactions"]`: passed through from an upstream that offers it (else',
+        "  -32601).",
+        '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
+        "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
+        "  returns for it, in the same order.",
+        "- `eth_unsubscribe [id]`: `true`, or `false` for an id this socket does not hold.",
+        "",
+        'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
+        "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
+        "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
+      ].join("\n"),
+      operationId: "jsonrpc_websocket",
+      security,
+      responses: {
+        "101": { description: "Switching Protocols: the socket is open" },
+        "401": { description: "Missing or invalid API key", content: jsonContent(ErrorDetail) },
+        "404": { description: "A GET that asks for no upgrade", content: jsonContent(ErrorDetail) },
+        "429": {
+          description: "The key already holds WS_MAX_CONNECTIONS sockets",
+          content: jsonContent(ErrorDetail),
+        },
+      },
+    },
   };
 
   for (const route of routes) {
