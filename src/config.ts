@@ -155,15 +155,16 @@ const VARS = {
     fallback: 4096,
   }),
   UPSTREAM_TIMEOUT_MS: v({
-    schema: T.Integer({ minimum: 50, maximum: 600_000 }),
+    // At most 240 s: the server's idle timeout sits above it, and Bun's is at most 255 s.
+    schema: T.Integer({ minimum: 50, maximum: 240_000 }),
     parse: integer,
-    expected: "an integer number of milliseconds from 50 to 600000",
+    expected: "an integer number of milliseconds from 50 to 240000",
     fallback: 10_000,
   }),
   UPSTREAM_DEADLINE_MS: v({
-    schema: T.Integer({ minimum: 50, maximum: 600_000 }),
+    schema: T.Integer({ minimum: 50, maximum: 240_000 }),
     parse: integer,
-    expected: "an integer number of milliseconds from 50 to 600000",
+    expected: "an integer number of milliseconds from 50 to 240000",
     fallback: 20_000,
   }),
   BATCH_WINDOW_MS: v({

@@ -284,6 +284,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       host: config.host,
       port: config.port,
       maxBodyBytes: config.maxBodyBytes,
+      upstreamWaitMs: Math.max(config.upstreamDeadlineMs, config.upstreamTimeoutMs),
       log,
     });
     cleanups.push(() => server.stop());

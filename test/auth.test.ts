@@ -4,7 +4,7 @@ import postgres from "postgres";
 import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
 import { post, startTestService } from "./support/service";
-import { fixtureChain, onTeardown } from "./support/shared";
+import { fixtureChain, onTeardown, postgresServer } from "./support/shared";
 
 let service: string;
 let databaseUrl: string;
@@ -98,4 +98,55 @@ test("with no key configured the service is open", async () => {
   const rest = await post(`${openService}${REST}`, undefined);
   expect(rest.status).toBe(200);
   expect((await post(`${openService}${REST}?api_key=anything`, undefined)).status).toBe(200);
+});
+
+describe("auth never opens by itself", () => {
+  test("revoking the last database key leaves the service closed: 401 for everyone", async () => {
+    const { anvil } = await fixtureChain();
+    const database = await (await postgresServer()).createDatabase();
+    const sql = postgres(database, { max: 1, onnotice: () => {} }) as unknown as Sql;
+    onTeardown(() => sql.end());
+    // The schema first (a service made it), then one key in the table.
+    await (await startTestService({ upstreamUrls: [anvil.url], databaseUrl: database })).stop();
+    const store = createApiKeyStore(sql);
+    await store.add(hashKey("only-key"), "the only one");
+    const { url } = await startTestService({ upstreamUrls: [anvil.url], databaseUrl: database });
+    expect((await post(`${url}${REST}`, undefined)).status).toBe(401);
+    expect((await post(`${url}${REST}?api_key=only-key`, undefined)).status).toBe(200);
+    expect(await store.revoke(hashKey("only-key").slice(0, 12))).toBe(1);
+    await Bun.sleep(2_100); // past the unknown-key reload interval: the next unknown key reloads them
+    expect((await post(`${url}${REST}?api_key=another-key`, undefined)).status).toBe(401);
+    expect((await post(`${url}${REST}?api_key=only-key`, undefined)).status).toBe(401);
+    const none = await post(`${url}${REST}`, undefined);
+    expect(none.status).toBe(401);
+    expect(none.json.detail).toStartWith("missing API key");
+  });
+
+  test("a key table that cannot be read stops the start with a message", async () => {
+    const { anvil } = await fixtureChain();
+    const pg = await postgresServer();
+    const database = await pg.createDatabase();
+    await (await startTestService({ upstreamUrls: [anvil.url], databaseUrl: database })).stop();
+    // A role that can read every table but the keys.
+    const admin = postgres(database, { max: 1, onnotice: () => {} });
+    onTeardown(() => admin.end());
+    const role = `reader_${Date.now()}`;
+    await admin.unsafe(`create role ${role} login`);
+    await admin.unsafe(`grant all on schema public to ${role}`);
+    await admin.unsafe(`grant all on all tables in schema public to ${role}`);
+    await admin.unsafe(`grant all on all sequences in schema public to ${role}`);
+    await admin.unsafe(`revoke all on api_keys from ${role}`);
+    const asReader = database.replace(/\/\/[^@/]+@/, `//${role}@`);
+    expect(asReader).not.toBe(database);
+    let failure: Error | undefined;
+    try {
+      await startTestService({ upstreamUrls: [anvil.url], databaseUrl: asReader });
+    } catch (error) {
+      failure = error as Error;
+    }
+    expect(failure?.message).toStartWith(
+      "the API key table cannot be read, so whether the service may run open is unknown:",
+    );
+    expect(failure?.message).toContain("permission denied");
+  });
 });

@@ -88,11 +88,16 @@ export function createApp(deps: {
 }
 
 /** Bun.serve with our routes first and Elysia for the rest. */
+/** How much longer than the longest upstream wait a connection may stay silent before Bun closes it. */
+const IDLE_MARGIN_S = 10;
+
 export function listen(options: {
   app: App;
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** The longest a request may wait for the upstreams (UPSTREAM_DEADLINE_MS): no idle timeout cuts it. */
+  upstreamWaitMs: number;
   log: Logger;
 }): HttpServer {
   const { app, log } = options;
@@ -102,6 +107,9 @@ export function listen(options: {
     port: options.port,
     // Bun's own limit answers an empty 413; ours (in the guard) answers a clear one, so Bun's sits above it.
     maxRequestBodySize: options.maxBodyBytes * 2 + 1024,
+    // Bun's default (10 s) is below the upstream deadline: a slow node would reset the client's connection
+    // instead of letting it get the next upstream's answer or a 504. The config keeps this within Bun's 255.
+    idleTimeout: Math.ceil(options.upstreamWaitMs / 1000) + IDLE_MARGIN_S,
     routes: app.routes as never,
     fetch: (request) => fallback(request),
     websocket: app.websocket.handler,

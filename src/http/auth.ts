@@ -1,7 +1,11 @@
 /**
  * API keys (docs/interface.md §6): query `api_key`, header `x-api-key` or header `api_key`; any one is
  * enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
- * their SHA-256. With no key anywhere the service runs open. Each key carries its rate limit.
+ * their SHA-256. Each key carries its rate limit.
+ *
+ * Auth never opens by itself: the service runs open only when no key exists anywhere at start (no API_KEYS,
+ * an empty key table), and a key table that cannot be read at start stops the start. Closed stays closed:
+ * revoking the last key means 401 for everyone. An open service closes once a key appears in the database.
  */
 import type { Caller } from "../caller";
 import type { Rate } from "../config";
@@ -14,7 +18,7 @@ const KEY_REFRESH_MS = 30_000;
 const UNKNOWN_KEY_REFRESH_MS = 2_000;
 
 export interface Auth {
-  /** True while no key is configured anywhere. */
+  /** True when no key existed anywhere at start, until one is added. */
   readonly open: boolean;
   /** The caller; a Promise only when an unknown key makes it reload the database's keys. */
   authenticate(request: Request): Caller | Promise<Caller>;
@@ -70,11 +74,28 @@ export async function createAuth(options: {
     return loading;
   }
 
-  await reload();
+  if (keySource) {
+    try {
+      const keys = await keySource.loadKeys();
+      stored = new Map(keys.map((k) => [k.hash, k.rate ?? defaultRate]));
+      loadedAt = Date.now();
+    } catch (error) {
+      throw new Error(
+        `the API key table cannot be read, so whether the service may run open is unknown: ${(error as Error).message}`,
+      );
+    }
+  }
+  let open = configured.size === 0 && stored.size === 0;
   const timer = keySource ? setInterval(reload, KEY_REFRESH_MS) : undefined;
   timer?.unref?.();
 
-  const isOpen = () => configured.size === 0 && stored.size === 0;
+  const isOpen = () => {
+    if (open && stored.size > 0) {
+      open = false;
+      log.warn("an API key was added: the service now requires keys");
+    }
+    return open;
+  };
   const anonymous: Caller = { key: null, keyHash: null, rate: defaultRate };
   const known = (hash: string) => configured.has(hash) || stored.has(hash);
   const caller = (key: string, hash: string): Caller => ({
