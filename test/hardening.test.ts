@@ -46,3 +46,65 @@ describe("time", () => {
     });
   }, 30_000);
 });
+
+describe("published results never go backwards", () => {
+  /** A second node with the same chain as `source`, mined `extra` blocks further. */
+  async function twin(source: string, extra: number) {
+    const copy = await newAnvil();
+    await rpc(copy.url)("anvil_loadState", [await rpc(source)("anvil_dumpState")]);
+    if (extra > 0) await rpc(copy.url)("anvil_mine", [hex(extra)]);
+    return copy;
+  }
+
+  test("failover to a lagging upstream is lag, not a reorg: lastBlockNumber stays and check answers", async () => {
+    const lagging = await newAnvil();
+    await rpc(lagging.url)("anvil_mine", ["0x5"]);
+    const leading = await twin(lagging.url, 5);
+    const proxy = startProxy(leading.url);
+    const { url } = await startTestService({
+      upstreamUrls: [proxy.url, lagging.url],
+      env: { INDEXER: "on", HEAD_POLL_MS: "50", UPSTREAM_COOLDOWN_MS: "5000" },
+    });
+    const head = Number(await rpc(leading.url)("eth_blockNumber"));
+    const last = async () =>
+      (await post(`${url}/watch_filters/lastBlockNumber`, undefined, { method: "GET" })).json.block_number;
+    await until("the index at the leading head", async () => ((await last()) === head ? true : undefined));
+    const published = await post(`${url}/watch_filters/check`, { block_number: head });
+    expect(published.status).toBe(200);
+
+    proxy.stop();
+    await until("the leading upstream out of rotation", async () => {
+      const health = (await (await fetch(`${url}/health`)).json()) as any;
+      return health.upstream.upstreams[0].state === "open" ? true : undefined;
+    });
+    const seen: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      seen.push(await last());
+      await Bun.sleep(50);
+    }
+    expect(seen.every((n) => n === head)).toBe(true);
+    const again = await post(`${url}/watch_filters/check`, { block_number: head });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(published.json);
+  }, 30_000);
+
+  test("a stale head does not let lastBlockNumber skip the confirmation depth", async () => {
+    const anvil = await newAnvil();
+    await rpc(anvil.url)("anvil_mine", ["0x8"]);
+    const proxy = startProxy(anvil.url);
+    const { url } = await startTestService({
+      upstreamUrls: [proxy.url],
+      env: { INDEXER: "on", HEAD_POLL_MS: "50", CONFIRMATIONS: "3" },
+    });
+    const head = Number(await rpc(anvil.url)("eth_blockNumber"));
+    const last = async () =>
+      (await post(`${url}/watch_filters/lastBlockNumber`, undefined, { method: "GET" })).json.block_number;
+    await until("the index at the head", async () => ((await last()) === head - 3 ? true : undefined));
+    // No upstream answers: the head goes stale (three polls and a second), the index stays at the head.
+    proxy.stop();
+    await Bun.sleep(1_500);
+    expect(await last()).toBe(head - 3);
+    const check = await post(`${url}/watch_filters/check`, { block_number: head - 1 });
+    expect(check.status).toBe(404);
+  }, 30_000);
+});

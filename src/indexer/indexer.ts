@@ -101,6 +101,8 @@ export function startIndexer(options: {
     reorgFrom = reorgFrom === undefined || from < reorgFrom ? from : reorgFrom;
     wake?.();
   });
+  // A new head is work at once, not at the next poll.
+  head.onChange(() => wake?.());
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -239,12 +241,9 @@ export function startIndexer(options: {
         continue;
       }
       reorgFrom = undefined;
+      // The followed head never goes down: a lagging upstream is never a reason to undo what is indexed.
       const top = head.latest();
       if (top === undefined || lastBlock >= top) {
-        if (top !== undefined && top < lastBlock) {
-          await rewind(top + 1n);
-          continue;
-        }
         await sleep(options.pollMs);
         continue;
       }

@@ -55,8 +55,9 @@ export function createWatchFilters(options: {
   async function lastBlockNumber(): Promise<{ first: bigint; last: bigint }> {
     const progress = await blocks.progress();
     if (!progress) return { first: 0n, last: -1n };
-    const top = head.latest();
-    const deep = top === undefined ? progress.last : top - BigInt(chain.confirmations);
+    // The last head seen, fresh or not: a stale head must not let a block under the depth be published.
+    const top = head.headBlock()?.number;
+    const deep = top === undefined ? -1n : top - BigInt(chain.confirmations);
     return { first: progress.first, last: deep < progress.last ? deep : progress.last };
   }
 
