@@ -208,7 +208,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     });
     const blocks = createBlockQueries(database.sql);
     const table = createOperationTable([
-      ...createNodeOperations({ node }),
+      ...createNodeOperations({ node, head }),
       ...createTransferOperations({ transfers: createTransferQueries(database.sql), blocks, head, chain }),
       ...createStatsOperations({ blocks, node, head }),
       ...createTokenOperations({

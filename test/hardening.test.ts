@@ -5,10 +5,13 @@
  * cannot be made to misbehave on demand, and a real PostgreSQL held, locked or stopped.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
+import type { Sql } from "../src/db/database";
 import { rpc } from "./support/chain";
 import { faults, startProxy } from "./support/proxy";
 import { post, startTestService } from "./support/service";
-import { fixtureChain, newAnvil } from "./support/shared";
+import { fixtureChain, newAnvil, onTeardown, postgresServer } from "./support/shared";
 import { until } from "./support/until";
 
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
@@ -107,4 +110,66 @@ describe("published results never go backwards", () => {
     const check = await post(`${url}/watch_filters/check`, { block_number: head - 1 });
     expect(check.status).toBe(404);
   }, 30_000);
+});
+
+describe("rate limits", () => {
+  test("a key's bucket survives key reloads: an unknown key does not buy a fresh burst", async () => {
+    const database = await (await postgresServer()).createDatabase();
+    await (await startTestService({ upstreamUrls: [node], databaseUrl: database })).stop();
+    const sql = postgres(database, { max: 1, onnotice: () => {} }) as unknown as Sql;
+    onTeardown(() => sql.end());
+    // Three calls, then one a minute.
+    await createApiKeyStore(sql).add(hashKey("slow-db-key"), "slow", { perSecond: 1 / 60, burst: 3 });
+    const { url } = await startTestService({ upstreamUrls: [node], databaseUrl: database });
+    const call = () => post(`${url}/node/rest/eth_blockNumber?api_key=slow-db-key`, undefined);
+    for (let i = 0; i < 3; i++) expect((await call()).status).toBe(200);
+    expect((await call()).status).toBe(429);
+    await Bun.sleep(2_100); // past the unknown-key reload interval
+    expect((await post(`${url}/node/rest/eth_blockNumber?api_key=unknown`, undefined)).status).toBe(401);
+    expect((await call()).status).toBe(429);
+  });
+
+  test("a call costs what it asks: a token per contract, per 1,000 blocks of logs, per call of a batch", async () => {
+    const { url } = await startTestService({
+      upstreamUrls: [node],
+      env: { API_KEYS: "costly", RATE_LIMITS: "costly=1/5" },
+    });
+    const key = { headers: { "x-api-key": "costly" } };
+    const contracts = Array.from({ length: 6 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    const balances = await post(
+      `${url}/node/rest/get_token_balances`,
+      { address: contracts[0], list_contract_address: contracts },
+      key,
+    );
+    expect(balances.status).toBe(429);
+    expect(balances.json.detail).toBe(
+      "rate limit: this request counts as 6 calls, more than this key may make at once (5)",
+    );
+    const logs = await post(
+      `${url}/node/jsonrpc`,
+      { jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [{ fromBlock: "0x0", toBlock: hex(5_500) }] },
+      key,
+    );
+    expect(logs.status).toBe(429);
+    expect(logs.json.error.message).toBe(
+      "rate limit: this request counts as 6 calls, more than this key may make at once (5)",
+    );
+    // Within the burst: 4 contracts and a range of 1,000 blocks.
+    const within = await post(
+      `${url}/node/jsonrpc`,
+      [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "watch_getTokenBalances",
+          params: [contracts[0], contracts.slice(0, 4)],
+        },
+        { jsonrpc: "2.0", id: 2, method: "eth_getLogs", params: [{ fromBlock: "0x0", toBlock: hex(999) }] },
+      ],
+      key,
+    );
+    expect(within.status).toBe(200);
+    // The bucket is empty now.
+    expect((await post(`${url}/node/rest/eth_blockNumber`, undefined, key)).status).toBe(429);
+  });
 });

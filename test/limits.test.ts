@@ -74,7 +74,7 @@ describe("rate limits", () => {
     );
     expect(tooBig.status).toBe(429);
     expect(tooBig.json.error.message).toBe(
-      "rate limit: a batch of 6 calls is more than this key may make at once (5)",
+      "rate limit: this request counts as 6 calls, more than this key may make at once (5)",
     );
   });
 

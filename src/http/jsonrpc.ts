@@ -1,8 +1,9 @@
 /**
- * JSON-RPC 2.0 (docs/interface.md §3, §7): a parsed body in, an answer out, whatever carries it (the POST
- * /node/jsonrpc route below goes through the guard like every route). A single request whose envelope is
- * wrong is a 422; a batch is answered 200 with one response per element, in order. Results are spliced in
- * as the raw JSON text or bytes the engine holds.
+ * JSON-RPC 2.0 (docs/interface.md §3, §7): a parsed body is first planned (each request's envelope checked
+ * and its params prepared, so what it costs is known before it is charged), then run, whatever carries it
+ * (the POST /node/jsonrpc route below goes through the guard like every route; the WebSocket transport
+ * too). A single HTTP request whose envelope is wrong is a 422; a batch is answered 200 with one response
+ * per element, in order. Results are spliced in as the raw JSON text or bytes the engine holds.
  */
 import type { ResultSource } from "../engine/client";
 import {
@@ -19,7 +20,7 @@ import {
 import { joinParts, type RawJson, toJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
-import type { OperationResult } from "../operations/operation";
+import type { Operation, OperationResult } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import {
   JSON_RPC,
@@ -87,12 +88,33 @@ export interface AnswerOptions {
   local?: LocalMethods;
 }
 
-const HTTP: AnswerOptions = { transport: "jsonrpc", envelope422: true };
+export const HTTP_RPC: AnswerOptions = { transport: "jsonrpc", envelope422: true };
+
+/** One request, checked: what runs it and with which params, or the error it earns. */
+interface Call {
+  identity: RpcIdentity;
+  /** The method name (for metrics), or "unknown". */
+  method: string;
+  op?: Operation;
+  local?: LocalMethods;
+  params: unknown[];
+  error?: ServiceError;
+}
+
+/** A body, planned: its calls and what they cost. */
+export interface RpcPlan {
+  batch: boolean;
+  calls: Call[];
+  /** A single HTTP request whose envelope is wrong: the 422's issues. */
+  issues?: ValidationIssue[];
+  cost: number;
+  options: AnswerOptions;
+}
 
 export interface JsonRpc {
-  /** The calls a parsed body makes (its rate-limit cost); 413 past MAX_BATCH_LENGTH. */
-  calls(body: unknown): number;
-  answer(body: unknown, requestId: string, options?: AnswerOptions): RpcAnswer | Promise<RpcAnswer>;
+  /** Checks a parsed body and what it costs; 413 past MAX_BATCH_LENGTH. */
+  plan(body: unknown, options?: AnswerOptions): RpcPlan;
+  answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer>;
 }
 
 export function createJsonRpc(options: {
@@ -136,30 +158,61 @@ export function createJsonRpc(options: {
     return { issues, unknownMethod };
   }
 
+  /** A request object checked: envelope, method, params. */
+  function check(value: unknown, local: LocalMethods | undefined): Call {
+    const identity = rpcIdentity(value);
+    const { issues, unknownMethod } = envelopeIssues(value, local);
+    const v = value as Record<string, unknown>;
+    const named = typeof v === "object" && v !== null && typeof v.method === "string" ? v.method : undefined;
+    if (issues.length > 0) {
+      let error: ServiceError;
+      if (issues.length === 1 && unknownMethod !== undefined) {
+        error = new MethodNotFoundError(unknownMethod);
+      } else if (issues[0]!.loc[1] === "params") {
+        error = new InvalidParamsError("invalid params: params must be a positional array");
+      } else {
+        error = new InvalidRequestError(
+          `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
+        );
+      }
+      const known = named !== undefined && (table.byMethod(named) || local?.has(named));
+      return { identity, method: known ? named : "unknown", params: [], error };
+    }
+    const method = named!;
+    const params = (v.params as unknown[] | null | undefined) ?? [];
+    const op = table.byMethod(method);
+    if (!op) return { identity, method, local, params };
+    try {
+      return { identity, method, op, params: op.prepare(params) };
+    } catch (error) {
+      return { identity, method, params: [], error: toServiceError(error) };
+    }
+  }
+
+  const costOf = (call: Call) => (call.op?.cost && !call.error ? call.op.cost(call.params) : 1);
+
   const errorAnswer = (identity: RpcIdentity, error: ServiceError): Answer => ({
     parts: [rpcErrorText(identity, error)],
   });
 
-  /** Runs one valid request object. */
-  function execute(
-    value: Record<string, unknown>,
+  function run(
+    call: Call,
     requestId: string,
-    options: AnswerOptions,
+    transport: AnswerOptions["transport"],
   ): Answer | Promise<Answer> {
-    const identity = rpcIdentity(value);
-    const method = value.method as string;
-    const params = (value.params as unknown[] | null | undefined) ?? [];
+    const { identity, method } = call;
     const fail = (error: unknown): Answer => {
       const e = toServiceError(error);
       if (e instanceof InternalError) log.error("operation failed", { method, requestId, error });
-      requests.labels(method, options.transport, outcomeLabel(e)).inc();
+      requests.labels(method, transport, outcomeLabel(e)).inc();
       // The node's own error is a node answer too: it was asked (and errors are never cached).
       return e instanceof NodeError
         ? { ...errorAnswer(identity, e), source: "miss" }
         : errorAnswer(identity, e);
     };
+    if (call.error) return fail(call.error);
     const succeed = (result: OperationResult): Answer => {
-      requests.labels(method, options.transport, "ok").inc();
+      requests.labels(method, transport, "ok").inc();
       return {
         parts: [`{"jsonrpc":${identity.jsonrpc},"id":${identity.id},"result":`, result.raw, "}"],
         source: result.source,
@@ -167,78 +220,64 @@ export function createJsonRpc(options: {
       };
     };
     try {
-      const op = table.byMethod(method);
-      const run = op
-        ? op.run(op.prepare(params))
-        : Promise.resolve(options.local!.run(method, params)).then((raw): OperationResult => ({ raw }));
+      const result = call.op
+        ? call.op.run(call.params)
+        : Promise.resolve(call.local!.run(method, call.params)).then((raw): OperationResult => ({ raw }));
       // A cache hit comes back at once: no microtask turns on the hot path.
-      return run instanceof Promise ? run.then(succeed, fail) : succeed(run);
+      return result instanceof Promise ? result.then(succeed, fail) : succeed(result);
     } catch (error) {
       return fail(error);
     }
   }
 
-  /** A request object of a batch (or a WebSocket's single one), or the error object it earns. */
-  function element(value: unknown, requestId: string, options: AnswerOptions): Promise<Answer> | Answer {
-    const { issues, unknownMethod } = envelopeIssues(value, options.local);
-    if (issues.length === 0) return execute(value as Record<string, unknown>, requestId, options);
-    const v = value as Record<string, unknown>;
-    let error: ServiceError;
-    if (issues.length === 1 && unknownMethod !== undefined) {
-      error = new MethodNotFoundError(unknownMethod);
-    } else if (issues[0]!.loc[1] === "params") {
-      error = new InvalidParamsError("invalid params: params must be a positional array");
-    } else {
-      error = new InvalidRequestError(
-        `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
-      );
-    }
-    const method = typeof v === "object" && v !== null ? v.method : undefined;
-    const known = typeof method === "string" && (table.byMethod(method) || options.local?.has(method));
-    requests.labels(known ? (method as string) : "unknown", options.transport, outcomeLabel(error)).inc();
-    return errorAnswer(rpcIdentity(value), error);
-  }
-
   return {
-    calls(body) {
-      const calls = Array.isArray(body) ? body.length : 1;
-      if (calls > maxBatchLength) {
-        throw new PayloadTooLargeError(
-          `a batch of ${calls} calls exceeds the limit of ${maxBatchLength} (MAX_BATCH_LENGTH)`,
-        );
+    plan(body, answerOptions = HTTP_RPC) {
+      if (Array.isArray(body)) {
+        if (body.length > maxBatchLength) {
+          throw new PayloadTooLargeError(
+            `a batch of ${body.length} calls exceeds the limit of ${maxBatchLength} (MAX_BATCH_LENGTH)`,
+          );
+        }
+        const calls = body.map((value) => check(value, answerOptions.local));
+        let cost = 0;
+        for (const call of calls) cost += costOf(call);
+        return { batch: true, calls, cost: Math.max(1, cost), options: answerOptions };
       }
-      return Math.max(1, calls);
+      if (answerOptions.envelope422) {
+        const { issues } = envelopeIssues(body, answerOptions.local);
+        if (issues.length > 0) return { batch: false, calls: [], issues, cost: 1, options: answerOptions };
+      }
+      const call = check(body, answerOptions.local);
+      return { batch: false, calls: [call], cost: costOf(call), options: answerOptions };
     },
 
-    answer(body, requestId, options = HTTP) {
-      if (Array.isArray(body)) {
-        if (body.length === 0) {
-          const error = new InvalidRequestError("invalid request: empty batch");
-          return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
+    answer(plan, requestId) {
+      const { transport } = plan.options;
+      if (plan.issues) return { status: 422, parts: [toJson({ detail: plan.issues })] };
+      if (!plan.batch) {
+        const answer = run(plan.calls[0]!, requestId, transport);
+        return answer instanceof Promise
+          ? answer.then((a) => combine([a], a.parts))
+          : combine([answer], answer.parts);
+      }
+      if (plan.calls.length === 0) {
+        const error = new InvalidRequestError("invalid request: empty batch");
+        return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
+      }
+      return Promise.all(plan.calls.map((call) => run(call, requestId, transport))).then((answers) => {
+        const parts: RawJson[] = ["["];
+        for (let i = 0; i < answers.length; i++) {
+          if (i > 0) parts.push(",");
+          for (const part of answers[i]!.parts) parts.push(part);
         }
-        return Promise.all(body.map((value) => element(value, requestId, options))).then((answers) => {
-          const parts: RawJson[] = ["["];
-          for (let i = 0; i < answers.length; i++) {
-            if (i > 0) parts.push(",");
-            for (const part of answers[i]!.parts) parts.push(part);
-          }
-          parts.push("]");
-          return combine(answers, parts);
-        });
-      }
-      if (options.envelope422) {
-        const { issues } = envelopeIssues(body, options.local);
-        if (issues.length > 0) return { status: 422, parts: [toJson({ detail: issues })] };
-      }
-      const run = element(body, requestId, options);
-      return run instanceof Promise
-        ? run.then((answer) => combine([answer], answer.parts))
-        : combine([run], run.parts);
+        parts.push("]");
+        return combine(answers, parts);
+      });
     },
   };
 }
 
-/** POST /node/jsonrpc: a single request or a batch, one token per call. */
+/** POST /node/jsonrpc: a single request or a batch, each call costing what its operation says. */
 export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
   const { rpc, guard } = options;
   const respond = (answer: RpcAnswer, requestId: string) => {
@@ -247,13 +286,16 @@ export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
     if (answer.upstream !== undefined) headers["x-upstream"] = answer.upstream;
     return rawJson(joinParts(answer.parts), answer.status, headers);
   };
-  return guard.route<unknown>({
+  return guard.route<RpcPlan>({
     name: "/node/jsonrpc",
     transport: JSON_RPC,
     body: true,
-    accept: (body) => ({ input: body, cost: rpc.calls(body) }),
-    run(body, { requestId }) {
-      const answer = rpc.answer(body, requestId);
+    accept(body) {
+      const plan = rpc.plan(body);
+      return { input: plan, cost: plan.cost };
+    },
+    run(plan, { requestId }) {
+      const answer = rpc.answer(plan, requestId);
       return answer instanceof Promise
         ? answer.then((a) => respond(a, requestId))
         : respond(answer, requestId);

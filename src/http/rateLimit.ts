@@ -41,16 +41,24 @@ export function createRateLimiter(): RateLimiter {
   }, SWEEP_INTERVAL_MS);
   timer.unref?.();
 
-  /** The caller's bucket, refilled for the time since it was last touched. */
+  /**
+   * The caller's bucket, refilled for the time since it was last touched. A key whose rate was read again
+   * (keys reload) or changed keeps its bucket: what it spent stays spent, capped at the new burst.
+   */
   function refilled(identity: string, rate: Rate): Bucket {
     const now = performance.now();
     let bucket = buckets.get(identity);
-    if (!bucket || bucket.rate !== rate) {
+    if (!bucket) {
       bucket = { tokens: rate.burst, updated: now, rate };
       buckets.set(identity, bucket);
     }
-    bucket.tokens = Math.min(rate.burst, bucket.tokens + ((now - bucket.updated) / 1000) * rate.perSecond);
+    const old = bucket.rate;
+    bucket.tokens = Math.min(old.burst, bucket.tokens + ((now - bucket.updated) / 1000) * old.perSecond);
     bucket.updated = now;
+    if (old !== rate) {
+      bucket.rate = rate;
+      bucket.tokens = Math.min(bucket.tokens, rate.burst);
+    }
     return bucket;
   }
 
@@ -65,7 +73,7 @@ export function createRateLimiter(): RateLimiter {
       const bucket = refilled(identity, rate);
       if (count > rate.burst) {
         throw new RateLimitedError(
-          `rate limit: a batch of ${count} calls is more than this key may make at once (${rate.burst})`,
+          `rate limit: this request counts as ${count} calls, more than this key may make at once (${rate.burst})`,
           Math.ceil(rate.burst / rate.perSecond),
         );
       }

@@ -26,7 +26,8 @@ export function restRoutes(options: {
       body: body !== null,
       accept(value) {
         if (body && !body.check(value)) throw new RequestValidationError(body.issues(value, ["body"]));
-        return { input: op.prepareRest(value), cost: 1 };
+        const params = op.prepareRest(value);
+        return { input: params, cost: op.cost?.(params) ?? 1 };
       },
       run(params, { requestId }) {
         const answer = (result: OperationResult) => {

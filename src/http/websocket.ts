@@ -25,7 +25,7 @@ import type { Metrics } from "../metrics";
 import type { Subscriber, Subscriptions } from "../realtime/subscriptions";
 import { json, refusedIdentity, restError, rpcErrorText } from "./answer";
 import type { Guard, Handler, Session, Steps } from "./guard";
-import type { JsonRpc, LocalMethods } from "./jsonrpc";
+import type { JsonRpc, LocalMethods, RpcPlan } from "./jsonrpc";
 
 /** How often every socket is pinged. */
 const PING_INTERVAL_MS = 30_000;
@@ -116,14 +116,17 @@ export function createWebSocketTransport(options: {
   });
 
   /** One message: the guarded path, then the JSON-RPC dispatch with this socket's methods. */
-  const steps = (socket: SocketData): Steps<unknown, string> => {
+  const steps = (socket: SocketData): Steps<RpcPlan, string> => {
     const local = localMethods(socket);
     return {
       name: "ws:/node/jsonrpc",
       body: true,
-      accept: (body) => ({ input: body, cost: rpc.calls(body) }),
-      run(body, { requestId }) {
-        const answer = rpc.answer(body, requestId, { transport: "ws", envelope422: false, local });
+      accept(body) {
+        const plan = rpc.plan(body, { transport: "ws", envelope422: false, local });
+        return { input: plan, cost: plan.cost };
+      },
+      run(plan, { requestId }) {
+        const answer = rpc.answer(plan, requestId);
         return answer instanceof Promise ? answer.then((a) => joinText(a.parts)) : joinText(answer.parts);
       },
       refuse(error: ServiceError, seen) {
@@ -134,7 +137,7 @@ export function createWebSocketTransport(options: {
       },
     };
   };
-  const stepsOf = new WeakMap<SocketData, Steps<unknown, string>>();
+  const stepsOf = new WeakMap<SocketData, Steps<RpcPlan, string>>();
 
   const handler: WebSocketHandler<SocketData> = {
     // Bun's own limits sit above ours, so ours answer (an error the client can read) before Bun closes

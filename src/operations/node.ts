@@ -7,6 +7,7 @@
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import type { NodeClient } from "../engine/client";
+import type { ChainHead } from "../engine/head";
 import {
   Address,
   Block,
@@ -90,8 +91,27 @@ const HexOrNull = NullOr(T.String());
 
 // ---------------------------------------------------------------------------------------------------
 
-export function createNodeOperations(options: { node: NodeClient }): Operation[] {
-  const { node } = options;
+/** eth_getLogs costs one rate-limit token per this many blocks of its range. */
+const LOG_BLOCKS_PER_TOKEN = 1_000n;
+
+export function createNodeOperations(options: { node: NodeClient; head: ChainHead }): Operation[] {
+  const { node, head } = options;
+
+  /** A node-form block of a log range as a number: tags at the followed head. */
+  const rangeEnd = (ref: unknown): bigint => {
+    if (ref === undefined || typeof ref !== "string") return head.latest() ?? 0n;
+    if (ref === "earliest") return 0n;
+    return ref.startsWith("0x") ? BigInt(ref) : (head.latest() ?? 0n);
+  };
+  /** One token per 1,000 blocks of the range (a query by block hash is one block). */
+  function logsCost([filter]: unknown[]): number {
+    const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+    if (f.blockHash !== undefined) return 1;
+    const from = rangeEnd(f.fromBlock);
+    const to = rangeEnd(f.toBlock);
+    const blocks = to >= from ? to - from + 1n : 1n;
+    return Number((blocks + LOG_BLOCKS_PER_TOKEN - 1n) / LOG_BLOCKS_PER_TOKEN);
+  }
   const pass = (method: string) => (params: unknown[]) => node.call(method, params);
 
   const ops: Operation[] = [
@@ -154,6 +174,7 @@ export function createNodeOperations(options: { node: NodeClient }): Operation[]
         response: T.Array(LogOut),
       },
       run: pass("eth_getLogs"),
+      cost: logsCost,
     }),
     defineOperation({
       method: "eth_getTransactionByHash",

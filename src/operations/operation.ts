@@ -46,6 +46,11 @@ export interface OperationSpec {
   rest?: RestSpec;
   /** Synchronous when the answer is at hand (a cache hit), else a Promise. */
   run: (params: unknown[]) => OperationResult | Promise<OperationResult>;
+  /**
+   * What a call costs in rate-limit tokens, from its params in the node's form (docs/interface.md §9);
+   * without it, one token.
+   */
+  cost?: (params: unknown[]) => number;
 }
 
 export interface Operation extends OperationSpec {

@@ -128,6 +128,11 @@ export function createTokenOperations(options: {
         const list = contracts === "DEFAULT_TOKENS" ? await defaultTokens() : (contracts as string[]);
         return { raw: await balances(address as string, list) };
       },
+      // One token per contract asked about: 1,000 balances are 1,000 eth_calls.
+      cost: ([, contracts]) =>
+        contracts === "DEFAULT_TOKENS"
+          ? (options.defaultTokens?.length ?? DEFAULT_TOKEN_COUNT)
+          : Math.max(1, (contracts as string[]).length),
     }),
     defineOperation({
       method: "watch_getTokenMetadata",
