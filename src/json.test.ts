@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { arrayElements, checkJson, objectMembers, parseJson, rfc3339, skipValue, toJson } from "./json";
+import { arrayElements, checkJson, objectMembers, nestedDeeperThan, parseJson, rfc3339, skipValue, toJson } from "./json";
 
 describe("exact integers", () => {
   test("integers beyond 2^53 parse to bigint and write back digit for digit", () => {
@@ -125,4 +125,13 @@ describe("checkJson refuses exactly what JSON.parse refuses", () => {
     }
     expect(refused).toBeGreaterThan(1000);
   });
+});
+
+test("nesting deeper than the limit is found without parsing; brackets inside strings do not count", () => {
+  const deep = (n: number) => `${"[".repeat(n)}1${"]".repeat(n)}`;
+  expect(nestedDeeperThan(deep(64))).toBe(false);
+  expect(nestedDeeperThan(deep(65))).toBe(true);
+  expect(nestedDeeperThan(`{"id":${deep(100_000)}}`)).toBe(true);
+  expect(nestedDeeperThan(`{"a":"${"[".repeat(1000)}","b":"\\"[[[["}`)).toBe(false);
+  expect(nestedDeeperThan(`[${'{"a":1},'.repeat(10_000)}1]`)).toBe(false);
 });

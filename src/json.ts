@@ -27,6 +27,33 @@ function exactIntegerReviver(this: unknown, _key: string, value: unknown, contex
   return value;
 }
 
+/** The deepest nesting a request may have: deeper values can be parsed but not serialized back. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`, found in one pass without parsing (text
+ * inside strings does not count). Malformed text is left to the parser.
+ */
+export function nestedDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Past the string: the next quote not escaped by an odd run of backslashes.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === LBRACE || c === LBRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === RBRACE || c === RBRACKET) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /** JSON.parse that keeps integers beyond Number.MAX_SAFE_INTEGER exact, as bigint. Throws SyntaxError. */
 export function parseJson(text: string): unknown {
   return LONG_DIGIT_RUN.test(text) ? JSON.parse(text, exactIntegerReviver as never) : JSON.parse(text);

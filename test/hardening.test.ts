@@ -13,6 +13,7 @@ import { faults, startProxy } from "./support/proxy";
 import { post, startTestService } from "./support/service";
 import { fixtureChain, newAnvil, onTeardown, postgresServer } from "./support/shared";
 import { until } from "./support/until";
+import { connectSocket, wsUrl } from "./support/ws";
 
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 
@@ -171,5 +172,60 @@ describe("rate limits", () => {
     expect(within.status).toBe(200);
     // The bucket is empty now.
     expect((await post(`${url}/node/rest/eth_blockNumber`, undefined, key)).status).toBe(429);
+  });
+});
+
+describe("hostile bodies", () => {
+  const deepId = `${"[".repeat(100_000)}1${"]".repeat(100_000)}`;
+  const deepDetail = {
+    detail: [{ loc: ["body"], msg: "JSON nested deeper than 64 levels is refused", type: "json_too_deep" }],
+  };
+
+  test("JSON nested 100,000 deep: a 422 (or -32600) before any work, in singles, batches and refusals", async () => {
+    const { url } = await startTestService({
+      upstreamUrls: [node],
+      env: { API_KEYS: "deep-key,limited-deep", RATE_LIMITS: "limited-deep=0.01/1" },
+    });
+    const single = `{"jsonrpc":"2.0","id":${deepId},"method":"eth_chainId","params":[]}`;
+    const batch = `[${single}]`;
+    const params = `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${deepId}]}`;
+    for (const body of [single, batch, params]) {
+      const answer = await post(`${url}/node/jsonrpc?api_key=deep-key`, body, { raw: true });
+      expect(answer.status).toBe(422);
+      expect(answer.json).toEqual(deepDetail);
+    }
+    const rest = await post(
+      `${url}/node/rest/eth_getBlockByNumber?api_key=deep-key`,
+      `{"number":${deepId}}`,
+      {
+        raw: true,
+      },
+    );
+    expect(rest.status).toBe(422);
+    expect(rest.json).toEqual(deepDetail);
+    // Refusals made before parsing echo no id rather than fail on it.
+    const unauthorized = await post(`${url}/node/jsonrpc`, single, { raw: true });
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.json).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32001, message: expect.stringContaining("missing API key") },
+    });
+    expect(
+      (await post(`${url}/node/jsonrpc?api_key=limited-deep`, { id: 1, method: "eth_chainId" })).status,
+    ).toBe(200);
+    const limited = await post(`${url}/node/jsonrpc?api_key=limited-deep`, single, { raw: true });
+    expect(limited.status).toBe(429);
+    expect(limited.json.id).toBeNull();
+    // Over a WebSocket: an invalid request, and the socket stays open.
+    const socket = await connectSocket(wsUrl(url, "deep-key"));
+    socket.send(single);
+    expect(await socket.next()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "body: JSON nested deeper than 64 levels is refused" },
+    });
+    expect((await socket.request("eth_chainId")).result).toBe("0x7a69");
+    socket.close();
   });
 });

@@ -10,7 +10,7 @@ import {
   type ServiceError,
   type ValidationIssue,
 } from "../errors";
-import { fastJson, parseJson, toJson } from "../json";
+import { fastJson, MAX_JSON_DEPTH, nestedDeeperThan, parseJson, toJson } from "../json";
 
 export type ResponseHeaders = Record<string, string>;
 
@@ -73,7 +73,7 @@ export function rpcIdentity(value: unknown): RpcIdentity {
  */
 export function refusedIdentity(request: { text?: string; body?: unknown }): RpcIdentity {
   let body = request.body;
-  if (body === undefined && request.text !== undefined) {
+  if (body === undefined && request.text !== undefined && !nestedDeeperThan(request.text)) {
     try {
       body = parseJson(request.text);
     } catch {}
@@ -110,11 +110,21 @@ export const JSON_RPC: Transport = {
 };
 
 /**
- * A request body as JSON. Empty and malformed bodies are 422 issues at `["body"]`, as FastAPI gives them.
+ * A request body as JSON. Empty and malformed bodies are 422 issues at `["body"]`, as FastAPI gives them;
+ * so is a body nested deeper than MAX_JSON_DEPTH, refused before it is parsed.
  */
 export function parseBody(text: string): unknown {
   if (text.length === 0 || /^\s*$/.test(text)) {
     throw new RequestValidationError([{ loc: ["body"], msg: "Field required", type: "missing" }]);
+  }
+  if (nestedDeeperThan(text)) {
+    throw new RequestValidationError([
+      {
+        loc: ["body"],
+        msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is refused`,
+        type: "json_too_deep",
+      },
+    ]);
   }
   try {
     return parseJson(text);

@@ -130,9 +130,12 @@ export function createWebSocketTransport(options: {
         return answer instanceof Promise ? answer.then((a) => joinText(a.parts)) : joinText(answer.parts);
       },
       refuse(error: ServiceError, seen) {
-        // Text that is not JSON: JSON-RPC's parse error, and the socket stays open.
+        // Text that is not JSON: JSON-RPC's parse error (JSON nested too deep: an invalid request), and the
+        // socket stays open.
         const e =
-          error instanceof RequestValidationError ? new ParseError(`parse error: ${error.message}`) : error;
+          error instanceof RequestValidationError && error.issues[0]?.type !== "json_too_deep"
+            ? new ParseError(`parse error: ${error.message}`)
+            : error;
         return rpcErrorText(refusedIdentity(seen), e);
       },
     };
