@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { arrayElements, checkJson, objectMembers, nestedDeeperThan, parseJson, rfc3339, skipValue, toJson } from "./json";
+import {
+  arrayElements,
+  checkJson,
+  nestedDeeperThan,
+  objectMembers,
+  parseJson,
+  rfc3339,
+  skipValue,
+  toJson,
+} from "./json";
 
 describe("exact integers", () => {
   test("integers beyond 2^53 parse to bigint and write back digit for digit", () => {

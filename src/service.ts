@@ -126,7 +126,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       metrics.upstreamUp.set({ upstream: u.name }, 1);
       metrics.upstreamBatchLimit.set({ upstream: u.name }, u.batchLimit);
     }
-    const chain = describeChain(await readChainId(pool, log), {
+    const chainId = await readChainId(pool, log);
+    // Every upstream is checked to serve this chain before it is used (and again after each failure).
+    await pool.expectChain(`0x${chainId.toString(16)}`);
+    const chain = describeChain(chainId, {
       blockchain: config.chain,
       confirmations: config.confirmations,
     });

@@ -5,13 +5,15 @@
  * cannot be made to misbehave on demand, and a real PostgreSQL held, locked or stopped.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { Contract } from "ethers";
 import postgres from "postgres";
 import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
-import { rpc } from "./support/chain";
+import { deployContract, rpc } from "./support/chain";
 import { faults, startProxy } from "./support/proxy";
 import { post, startTestService } from "./support/service";
 import { fixtureChain, newAnvil, onTeardown, postgresServer } from "./support/shared";
+import { compileContracts } from "./support/solc";
 import { until } from "./support/until";
 import { connectSocket, wsUrl } from "./support/ws";
 
@@ -227,5 +229,125 @@ describe("hostile bodies", () => {
     });
     expect((await socket.request("eth_chainId")).result).toBe("0x7a69");
     socket.close();
+  });
+});
+
+describe("bad node answers are never given nor kept", () => {
+  test("an upstream on another chain is never used, nor are the heads it pushes", async () => {
+    const other = await newAnvil(["--chain-id", "1234"]);
+    await rpc(other.url)("anvil_mine", ["0x40"]);
+    const proxy = startProxy(node);
+    const { url } = await startTestService({
+      upstreamUrls: [proxy.url, other.url],
+      env: { CACHE_MEMORY_MB: "0", HEAD_POLL_MS: "50" },
+    });
+    const health = async () => ((await (await fetch(`${url}/health`)).json()) as any).upstream.upstreams;
+    expect((await health())[1]).toMatchObject({ name: "upstream-2", state: "open", pushing: false });
+    const head = await rpc(node)("eth_blockNumber");
+    await rpc(other.url)("anvil_mine", ["0x5"]);
+    await Bun.sleep(300);
+    expect((await post(`${url}/node/jsonrpc`, { id: 1, method: "eth_blockNumber" })).json.result).toBe(head);
+    // With the right upstream gone, nothing is answered from the wrong chain.
+    proxy.stop();
+    const answer = await post(`${url}/node/rest/eth_getBlockByNumber`, { number: 1, is_full_trx: false });
+    expect(answer.status).toBe(502);
+    expect((await health())[1].state).toBe("open");
+  });
+
+  test("an upstream behind a range of logs never answers it: no partial list is given or kept", async () => {
+    const lagging = await newAnvil();
+    const token = await deployContract(lagging.url, "TestToken", ["T", "T", 18]);
+    const leading = await newAnvil();
+    await rpc(leading.url)("anvil_loadState", [await rpc(lagging.url)("anvil_dumpState")]);
+    const mint = new Contract(token, (await compileContracts()).TestToken!.abi).interface.encodeFunctionData(
+      "mint",
+      ["0x70997970c51812dc3a010c7d01b50e0d17dc79c8", 5n],
+    );
+    for (let i = 0; i < 5; i++) {
+      await rpc(leading.url)("eth_sendTransaction", [
+        { from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", to: token, data: mint },
+      ]);
+    }
+    const top = await rpc(leading.url)("eth_blockNumber");
+    const range = [{ fromBlock: "0x0", toBlock: top, address: token }];
+    const expected = await rpc(leading.url)("eth_getLogs", range);
+    expect(expected.length).toBe(5);
+    const proxy = startProxy(leading.url);
+    const { url } = await startTestService({
+      upstreamUrls: [proxy.url, lagging.url],
+      env: { HEAD_POLL_MS: "50", UPSTREAM_COOLDOWN_MS: "1000", UPSTREAM_DEADLINE_MS: "1000" },
+    });
+    // The leading upstream fails: the lagging one, behind the range's end, is not asked for it.
+    proxy.mode = faults.http500();
+    const refused = await post(`${url}/node/jsonrpc`, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_getLogs",
+      params: range,
+    });
+    expect(refused.json.error.code).toBe(-32002);
+    proxy.mode = undefined;
+    await until(
+      "the leading upstream back",
+      async () => {
+        const health = (await (await fetch(`${url}/health`)).json()) as any;
+        return health.upstream.upstreams[0].state === "closed" ? true : undefined;
+      },
+      15_000,
+    );
+    const answered = await post(`${url}/node/jsonrpc`, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "eth_getLogs",
+      params: range,
+    });
+    expect(answered.json.result).toEqual(expected);
+  }, 30_000);
+
+  test("valid JSON about another block, or of the wrong shape: 502, never kept, never a 500", async () => {
+    const proxy = startProxy(node);
+    const { url } = await startTestService({ upstreamUrls: [proxy.url] });
+    const block = (n: number) => rpc(node)("eth_getBlockByNumber", [hex(n), false]);
+    const [three, four] = [await block(3), await block(4)];
+    // Asked for block 3, the node answers block 4.
+    proxy.mode = (_text, parsed) =>
+      parsed?.method === "eth_getBlockByNumber" && parsed.params[0] === "0x3"
+        ? Response.json({ jsonrpc: "2.0", id: parsed.id, result: four })
+        : undefined;
+    const wrong = await post(`${url}/node/jsonrpc`, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_getBlockByNumber",
+      params: ["0x3", false],
+    });
+    expect(wrong.json.error).toEqual({
+      code: -32002,
+      message: "upstream answered about block 4 when asked about block 3",
+    });
+    // Receipts whose block hash is a number.
+    proxy.mode = (_text, parsed) =>
+      parsed?.method === "eth_getBlockReceipts"
+        ? Response.json({
+            jsonrpc: "2.0",
+            id: parsed.id,
+            result: [{ blockHash: 5, blockNumber: "0x3", logs: [] }],
+          })
+        : undefined;
+    const garbage = await post(`${url}/node/rest/ext_getBlockReceipts`, { number: 3 });
+    expect(garbage.status).toBe(502);
+    expect(garbage.json.detail).toBe("upstream answered a malformed block hash");
+    // Once the node answers right, the right answers: nothing wrong was kept.
+    proxy.mode = undefined;
+    const right = await post(`${url}/node/jsonrpc`, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "eth_getBlockByNumber",
+      params: ["0x3", false],
+    });
+    expect(right.headers.get("x-cache")).toBe("miss");
+    expect(right.json.result).toEqual(three);
+    const receipts = await post(`${url}/node/rest/ext_getBlockReceipts`, { number: 3 });
+    expect(receipts.headers.get("x-cache")).toBe("miss");
+    expect(receipts.json).toEqual(await rpc(node)("eth_getBlockReceipts", ["0x3"]));
   });
 });

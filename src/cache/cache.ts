@@ -11,13 +11,7 @@
 import { type RawJson, rawText } from "../json";
 import type { DiskTier } from "./disk";
 import type { CacheEntry, MemoryTier } from "./memory";
-import {
-  blockHashOfResult,
-  blockHexOfParams,
-  blockOfParams,
-  blockOfResult,
-  type MethodPolicy,
-} from "./policy";
+import { blockHexOfParams, blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
 
 /** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
 const BYTES_FROM_LENGTH = 16 * 1024;
@@ -154,7 +148,7 @@ export function createCache(options: {
         case "block": {
           const number = blockOfParams(policy, params);
           if (number === undefined) return undefined;
-          const hash = policy.blockHashIn ? blockHashOfResult(raw, policy.blockHashIn) : undefined;
+          const hash = policy.names ? blockOfResult(raw, policy.names)?.hash : undefined;
           return placeBlock(number, hash, raw, key);
         }
         case "result": {

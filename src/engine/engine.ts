@@ -4,7 +4,9 @@
  * failover). Results stay raw JSON text or bytes.
  */
 import type { Cache } from "../cache/cache";
+import { wrongBlock } from "../cache/policy";
 import { isBlockNumberHex, quantity } from "../chain/blockRef";
+import { UpstreamProtocolError } from "../errors";
 import { fastJson, type RawJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
 import type { NodeClient, NodeResult } from "./client";
@@ -125,11 +127,17 @@ export function createEngine(options: {
       }
       const { promise, shared } = coalescer.run(key, async () => {
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
-        const result = await methods.fetch(method, prepared.params, { minBlock });
+        const reached = policy?.block?.kind === "filter";
+        const result = await methods.fetch(method, prepared.params, { minBlock, reached });
+        // An answer about another block than the one asked is the node's fault: never kept, never given.
+        const wrong = policy && wrongBlock(policy, prepared.params, result.raw);
+        if (wrong) throw new UpstreamProtocolError(wrong);
         // An answer about a block past the head says the chain has got there.
         if (minBlock !== undefined && result.raw !== "null") head.sawBlock(minBlock);
-        // Answer in the form kept (bytes for a large answer): it splices without a copy.
-        const kept = cached ? cache.store(key, policy, prepared.params, result.raw) : undefined;
+        // Answer in the form kept (bytes for a large answer): it splices without a copy. An upstream known
+        // to be behind the block asked may answer, but not for keeps.
+        const kept =
+          cached && !result.behind ? cache.store(key, policy, prepared.params, result.raw) : undefined;
         return kept === undefined ? result : { raw: kept, upstream: result.upstream };
       });
       if (shared) events?.coalesced?.(method);

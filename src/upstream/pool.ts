@@ -52,11 +52,18 @@ export interface PoolOptions {
 export interface PoolCallResult {
   raw: string;
   upstream: string;
+  /** The upstream that answered was known to be behind the block asked: its answer is not to be kept. */
+  behind?: boolean;
 }
 
 export interface CallOptions {
   /** The block the call is about: upstreams that have not reached it are asked last. */
   minBlock?: bigint;
+  /**
+   * Only upstreams not known to be behind minBlock may answer (a range of logs: one behind would answer
+   * part of it); with none, the call fails as retryable.
+   */
+  reached?: boolean;
   /**
    * A feature of the method the call needs (a block tag, say): an upstream that refuses the call as a
    * request error lacks it. Without one, only "method unsupported" answers mark the method as lacking.
@@ -72,6 +79,8 @@ export interface UpstreamPool {
   head(): { number: bigint; at: number } | null;
   /** Polls every upstream now (start-up, and after a write that will move the head). */
   pollNow(): Promise<void>;
+  /** Every upstream must serve this chain (0x-hex id): checked now and after each failure. */
+  expectChain(chainId: string): Promise<void>;
   /** Called with every head an upstream reports, polled or pushed, and the upstream's name. */
   onHead(listener: (header: BlockHeader, upstream: string) => void): void;
   /** True while at least one upstream pushes its heads over a live WebSocket. */
@@ -160,12 +169,17 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
    * The first healthy upstream not yet tried, not lacking `feature`, that has reached minBlock (or the
    * first such one behind it).
    */
-  function pick(minBlock: bigint | undefined, tried: Set<Upstream>, feature: string): Upstream | undefined {
+  function pick(
+    minBlock: bigint | undefined,
+    tried: Set<Upstream>,
+    feature: string,
+    reached = false,
+  ): Upstream | undefined {
     let fallback: Upstream | undefined;
     for (const u of upstreams) {
-      if (u.state !== "closed" || tried.has(u) || u.lacks(feature)) continue;
+      if (u.state !== "closed" || !u.usable || tried.has(u) || u.lacks(feature)) continue;
       if (minBlock === undefined || u.head === null || u.head >= minBlock) return u;
-      fallback ??= u;
+      if (!reached) fallback ??= u;
     }
     return fallback;
   }
@@ -174,7 +188,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
   function lackedByAll(feature: string): NodeError | undefined {
     let first: NodeError | undefined;
     for (const u of upstreams) {
-      if (u.state !== "closed") continue;
+      if (u.state !== "closed" || !u.usable) continue;
       const answer = u.lacks(feature);
       if (!answer) return undefined;
       first ??= answer;
@@ -192,6 +206,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       return best ? { number: best.head!, at: best.headAt } : null;
     },
     pollNow: () => Promise.all(upstreams.map((u) => poll(u, true))).then(() => undefined),
+    expectChain: (chainId) => Promise.all(upstreams.map((u) => u.expectChain(chainId))).then(() => undefined),
     onHead: (listener) => void headListeners.push(listener),
     pushing: () => upstreams.some((u) => u.socket?.live),
     async socketsReady(ms) {
@@ -217,10 +232,10 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       for (let attempt = 0; attempt < maxAttempts; attempt++) {
         const lacked = lackedByAll(feature);
         if (lacked) throw lacked;
-        let upstream = pick(minBlock, tried, feature);
+        let upstream = pick(minBlock, tried, feature, callOptions.reached);
         if (!upstream) {
           // Every healthy upstream was tried: back off, then ask the best one again.
-          upstream = pick(minBlock, new Set(), feature);
+          upstream = pick(minBlock, new Set(), feature, callOptions.reached);
           if (!upstream) break;
           const wait = Math.min(BACKOFF_BASE_MS * 2 ** attempt, BACKOFF_MAX_MS, deadline - Date.now());
           if (wait <= 0) break;
@@ -239,7 +254,8 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
           if (outcome.ok) {
             upstream.recordSuccess();
             events?.attempt?.(upstream.name, method, "ok");
-            return { raw: outcome.raw, upstream: upstream.name };
+            const behind = minBlock !== undefined && upstream.head !== null && upstream.head < minBlock;
+            return { raw: outcome.raw, upstream: upstream.name, behind };
           }
           if (isLacking(outcome.error, callOptions.feature !== undefined)) {
             upstream.recordSuccess();
@@ -275,7 +291,9 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       throw new UpstreamUnavailableError(
         last
           ? `no upstream could answer: ${last.message}`
-          : `no upstream available: all ${upstreams.length} are failing`,
+          : callOptions.reached && upstreams.some((u) => u.state === "closed")
+            ? `no upstream has reached block ${minBlock} yet; retry`
+            : `no upstream available: all ${upstreams.length} are failing`,
         "exhausted",
       );
     },

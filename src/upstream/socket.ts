@@ -2,7 +2,9 @@
  * An upstream's WebSocket: one connection per upstream, subscribed to `newHeads` for as long as the service
  * runs, and carrying the pass-through subscriptions clients share (one node subscription per kind,
  * whatever the number of clients). A dropped connection is opened again with backoff, and every
- * subscription is made again on the new one; `live` says whether the node is pushing right now.
+ * subscription is made again on the new one; `live` says whether the node is pushing right now. Once the
+ * chain is known, each connection first asks the node's chain id: a node on another chain is dropped, and
+ * nothing it pushes is used.
  */
 import { type BlockHeader, parseHeader } from "../chain/blockHeader";
 import { NodeError } from "../errors";
@@ -12,6 +14,8 @@ import { nodeErrorKind } from "./nodeErrors";
 /** Reconnection backoff: first wait, doubled per failed attempt, capped. */
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+/** The request id of the chain check on a new connection (subscriptions count from 1). */
+const CHAIN_CHECK_ID = 0;
 /** How long a subscription request may wait for the node's answer. */
 const SUBSCRIBE_TIMEOUT_MS = 5_000;
 
@@ -23,6 +27,8 @@ export interface SocketSubscription {
 
 export interface UpstreamSocket {
   readonly live: boolean;
+  /** From now on (and on every new connection) the node must serve this chain (0x-hex chain id). */
+  expectChain(chainId: string): void;
   /** Resolves once the first connection has subscribed to newHeads (true), or has failed (false). */
   readonly ready: Promise<boolean>;
   /** A subscription on the node (`eth_subscribe` params); each item is the JSON text of one result. */
@@ -33,6 +39,8 @@ export interface UpstreamSocket {
 interface Registered {
   params: unknown[];
   onItem(result: string): void;
+  /** Asked for on the current connection. */
+  requested?: boolean;
   /** The node's id for it on the current connection. */
   nodeId?: string;
   settle?: { resolve(): void; reject(error: Error): void };
@@ -52,6 +60,9 @@ export function createUpstreamSocket(options: {
   let backoff = RECONNECT_MIN_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let nextId = 1;
+  let expected: string | undefined;
+  /** The current connection's node answered the expected chain id. */
+  let checked = false;
   const registered = new Set<Registered>();
   let settleReady: (ok: boolean) => void = () => {};
   const ready = new Promise<boolean>((resolve) => {
@@ -67,6 +78,7 @@ export function createUpstreamSocket(options: {
   const heads: Registered = {
     params: ["newHeads"],
     onItem(result) {
+      if (expected !== undefined && !checked) return;
       const header = parseHeader(result);
       if (header) options.onHead(header);
     },
@@ -80,9 +92,22 @@ export function createUpstreamSocket(options: {
     options.onLive?.(value);
   }
 
+  /** The node's chain id, asked first on a connection once the chain is known (request id 0). */
+  function checkChain() {
+    checked = false;
+    setLive(false);
+    socket?.send(JSON.stringify({ jsonrpc: "2.0", id: CHAIN_CHECK_ID, method: "eth_chainId", params: [] }));
+  }
+
+  function subscribeAll() {
+    setLive(true);
+    for (const entry of registered) if (!entry.requested) send(entry);
+  }
+
   function send(entry: Registered) {
     if (!socket || socket.readyState !== WebSocket.OPEN) return;
     const id = nextId++;
+    entry.requested = true;
     requests.set(id, entry);
     socket.send(JSON.stringify({ jsonrpc: "2.0", id, method: "eth_subscribe", params: entry.params }));
   }
@@ -112,6 +137,21 @@ export function createUpstreamSocket(options: {
       return;
     }
     if (typeof message.id !== "number") return;
+    if (message.id === CHAIN_CHECK_ID) {
+      if (typeof message.result === "string" && message.result.toLowerCase() === expected) {
+        checked = true;
+        subscribeAll();
+      } else {
+        log.warn("upstream WebSocket serves another chain; dropped", {
+          upstream: name,
+          chainId: message.result ?? null,
+          expected,
+        });
+        backoff = RECONNECT_MAX_MS;
+        socket?.close();
+      }
+      return;
+    }
     const entry = requests.get(message.id);
     requests.delete(message.id);
     if (!entry) return;
@@ -142,9 +182,9 @@ export function createUpstreamSocket(options: {
     socket = ws;
     ws.onopen = () => {
       backoff = RECONNECT_MIN_MS;
-      setLive(true);
-      log.info("upstream WebSocket subscribed", { upstream: name });
-      for (const entry of registered) send(entry);
+      log.info("upstream WebSocket open", { upstream: name });
+      if (expected === undefined) subscribeAll();
+      else checkChain();
     };
     ws.onmessage = (event) => {
       if (typeof event.data === "string") onMessage(event.data);
@@ -152,9 +192,13 @@ export function createUpstreamSocket(options: {
     ws.onclose = () => {
       if (socket !== ws) return;
       socket = undefined;
+      checked = false;
       requests.clear();
       byNodeId.clear();
-      for (const entry of registered) entry.nodeId = undefined;
+      for (const entry of registered) {
+        entry.nodeId = undefined;
+        entry.requested = false;
+      }
       if (live) log.warn("upstream WebSocket lost; reconnecting", { upstream: name });
       setLive(false);
       settleReady(false);
@@ -173,6 +217,10 @@ export function createUpstreamSocket(options: {
     ready,
     get live() {
       return live;
+    },
+    expectChain(chainId) {
+      expected = chainId.toLowerCase();
+      if (socket?.readyState === WebSocket.OPEN) checkChain();
     },
     subscribe(params, onItem) {
       const entry: Registered = { params, onItem };
@@ -195,7 +243,7 @@ export function createUpstreamSocket(options: {
       });
       ready.catch(() => {});
       registered.add(entry);
-      send(entry);
+      if (live) send(entry);
       return {
         ready,
         unsubscribe() {

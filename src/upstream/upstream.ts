@@ -62,6 +62,13 @@ export interface Upstream {
   recordFailure(error: ServiceError): void;
   /** The latest block's header straight from the node: refreshes the head, closes or re-opens the circuit. */
   poll(): Promise<BlockHeader | undefined>;
+  /**
+   * From now on the node must serve this chain (0x-hex chain id): it is checked now, and again before the
+   * upstream comes back after each failure; until it answers the right one the upstream is not used.
+   */
+  expectChain(chainId: string): Promise<void>;
+  /** Checked to serve the expected chain (or no chain expected yet). */
+  readonly usable: boolean;
   /** Its WebSocket, when it has one. */
   readonly socket: UpstreamSocket | undefined;
   /** The node's answer when it said it cannot do `feature` (a method, or a feature of one). */
@@ -80,6 +87,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let head: bigint | null = null;
   let headAt = 0;
   const lacking = new Map<string, NodeError>();
+  let expected: string | undefined;
+  let verified = false;
 
   function sawHead(header: BlockHeader) {
     // A node may answer a lower head after a reorg, or a lagging one: its own head is what it says.
@@ -87,6 +96,20 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     headAt = Date.now();
     events?.head?.(name, header.number);
     options.onHead?.(header);
+  }
+
+  /** The node's chain id against the expected one; a node on another chain is taken out of rotation. */
+  async function verify(): Promise<boolean> {
+    if (expected === undefined || verified) return true;
+    const outcome = decodeResponses(await timedPost(encodeRequest(0, "eth_chainId", []), 1)).get(0);
+    if (!outcome?.ok) throw new UpstreamUnavailableError("eth_chainId failed", "protocol");
+    const chainId = (JSON.parse(outcome.raw) as string).toLowerCase();
+    if (chainId !== expected) {
+      open(`serves chain ${chainId}, not ${expected}`);
+      return false;
+    }
+    verified = true;
+    return true;
   }
 
   const socket = options.socketUrl
@@ -125,6 +148,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   });
 
   function open(reason: string) {
+    verified = false;
     if (state === "open") {
       cooldown = Math.min(cooldown * 2, MAX_COOLDOWN_MS);
     }
@@ -172,6 +196,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     recordFailure,
     async poll() {
       try {
+        if (!(await verify())) return undefined;
         const text = await timedPost(encodeRequest(0, "eth_getBlockByNumber", ["latest", false]), 1);
         const outcome = decodeResponses(text).get(0);
         const header = outcome?.ok ? parseHeader(outcome.raw) : undefined;
@@ -186,6 +211,19 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
     },
     socket,
+    get usable() {
+      return expected === undefined || verified;
+    },
+    async expectChain(chainId) {
+      expected = chainId.toLowerCase();
+      verified = false;
+      socket?.expectChain(expected);
+      try {
+        await verify();
+      } catch (error) {
+        recordFailure(error as ServiceError);
+      }
+    },
     lacks: (feature) => lacking.get(feature),
     learnLacking: (feature, answer) => void lacking.set(feature, answer),
     stop() {
