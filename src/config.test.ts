@@ -24,6 +24,7 @@ test("defaults let a first run work on one machine", () => {
     upstreamMaxInFlight: 64,
     headPollMs: undefined,
     upstreamCooldownMs: 1_000,
+    hedgeAfterMs: undefined,
     rateLimit: undefined,
     rateLimits: [],
     maxBodyBytes: 5 * 1024 * 1024,

@@ -197,6 +197,12 @@ const VARS = {
     expected: "an integer number of milliseconds from 10 to 600000",
     fallback: 1_000,
   }),
+  HEDGE_AFTER_MS: v({
+    schema: T.Integer({ minimum: 1, maximum: 240_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 1 to 240000",
+    fallback: undefined,
+  }),
   RATE_LIMIT: v({
     schema: RateSchema,
     parse: (s) => parseRate(s),
@@ -296,6 +302,8 @@ export interface Config {
   /** Undefined: 250 ms on a dev chain, 1000 ms elsewhere. */
   headPollMs: number | undefined;
   upstreamCooldownMs: number;
+  /** How long a call waits before it is also sent to the next upstream; undefined: that upstream's p95. */
+  hedgeAfterMs: number | undefined;
   /** The default rate of every caller; undefined: unlimited. */
   rateLimit: Rate | undefined;
   /** Rates of particular API_KEYS keys. */
@@ -366,6 +374,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamMaxInFlight: read(env, "UPSTREAM_MAX_IN_FLIGHT")!,
     headPollMs: read(env, "HEAD_POLL_MS"),
     upstreamCooldownMs: read(env, "UPSTREAM_COOLDOWN_MS")!,
+    hedgeAfterMs: read(env, "HEDGE_AFTER_MS"),
     rateLimit: read(env, "RATE_LIMIT"),
     rateLimits: read(env, "RATE_LIMITS") ?? [],
     maxBodyBytes: read(env, "MAX_BODY_BYTES")!,

@@ -155,9 +155,17 @@ export class NodeError extends ServiceError {
 
 /**
  * Why no upstream answered: it could not be reached (refused, no route, DNS), it broke off its answer,
- * answered an HTTP error, answered something that is not JSON-RPC, or none was left to ask.
+ * answered an HTTP error, answered something that is not JSON-RPC, its queue here is full (or its circuit
+ * opened while the call waited in it), or none was left to ask.
  */
-export type UpstreamFailure = "unreachable" | "broken" | "http" | "protocol" | "exhausted" | "stopped";
+export type UpstreamFailure =
+  | "unreachable"
+  | "broken"
+  | "http"
+  | "protocol"
+  | "saturated"
+  | "exhausted"
+  | "stopped";
 
 /** No upstream could be reached, or none answered sensibly. */
 export class UpstreamUnavailableError extends ServiceError {

@@ -84,6 +84,12 @@ export function createMetrics() {
       labelNames: ["upstream"] as const,
       registers,
     }),
+    upstreamHedged: new Counter({
+      name: "gateway_upstream_hedged_calls_total",
+      help: "Calls also sent to the next upstream after waiting too long for this one (first answer wins)",
+      labelNames: ["upstream"] as const,
+      registers,
+    }),
     upstreamPushing: new Gauge({
       name: "gateway_upstream_pushing",
       help: "1 while an upstream's WebSocket subscription to new heads is live, 0 otherwise",

@@ -107,6 +107,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       maxInFlight: config.upstreamMaxInFlight,
       headPollMs,
       cooldownMs: config.upstreamCooldownMs,
+      hedgeAfterMs: config.hedgeAfterMs,
       log,
       events: {
         httpRequest(upstream, size, outcome, seconds) {
@@ -115,6 +116,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
           metrics.upstreamLatency.observe({ upstream }, seconds);
         },
         attempt: (upstream, method, outcome) => metrics.upstreamCalls.inc({ upstream, method, outcome }),
+        hedged: (upstream) => metrics.upstreamHedged.inc({ upstream }),
         stateChange: (upstream, state) => metrics.upstreamUp.set({ upstream }, state === "closed" ? 1 : 0),
         head: (upstream, head) => metrics.upstreamHead.set({ upstream }, Number(head)),
         batchLimit: (upstream, limit) => metrics.upstreamBatchLimit.set({ upstream }, limit),

@@ -10,8 +10,9 @@ import postgres from "postgres";
 import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
 import { deployContract, rpc } from "./support/chain";
+import { metric } from "./support/metrics";
 import { faults, startProxy } from "./support/proxy";
-import { post, startTestService } from "./support/service";
+import { concurrently, post, startTestService } from "./support/service";
 import { fixtureChain, newAnvil, onTeardown, postgresServer } from "./support/shared";
 import { compileContracts } from "./support/solc";
 import { until } from "./support/until";
@@ -350,4 +351,45 @@ describe("bad node answers are never given nor kept", () => {
     expect(receipts.headers.get("x-cache")).toBe("miss");
     expect(receipts.json).toEqual(await rpc(node)("eth_getBlockReceipts", ["0x3"]));
   });
+});
+
+describe("a hung upstream under load", () => {
+  test("per-attempt timeouts, queued calls moved on, hedging: every call answered by the other upstream, fast", async () => {
+    const { chain } = await fixtureChain();
+    const hung = startProxy(node);
+    const { url } = await startTestService({
+      upstreamUrls: [hung.url, node],
+      env: {
+        CACHE_MEMORY_MB: "0",
+        UPSTREAM_TIMEOUT_MS: "1000",
+        UPSTREAM_DEADLINE_MS: "8000",
+        UPSTREAM_MAX_IN_FLIGHT: "2",
+        BATCH_MAX_SIZE: "1",
+        HEDGE_AFTER_MS: "50",
+        HEAD_POLL_MS: "10000",
+      },
+    });
+    hung.mode = faults.hang();
+    const started = performance.now();
+    const answers = await concurrently(
+      Array.from({ length: 200 }, (_, i) => ({
+        url: `${url}/node/jsonrpc`,
+        body: {
+          jsonrpc: "2.0",
+          id: i,
+          method: "eth_getBlockByNumber",
+          params: [hex(i % (chain.head + 1)), false],
+        },
+      })),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    expect(answers.filter((a) => a.status !== 200 || a.json?.error)).toEqual([]);
+    for (const a of answers) expect(Number(a.json.result.number)).toBe(a.json.id % (chain.head + 1));
+    // Without per-attempt timeouts, calls queued behind the hung upstream wait out the 8 s deadline.
+    expect(seconds).toBeLessThan(4);
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(metric(text, "gateway_upstream_hedged_calls_total", { upstream: "upstream-1" })).toBeGreaterThan(
+      0,
+    );
+  }, 30_000);
 });

@@ -90,7 +90,8 @@ export function createMethods(options: {
   async function sendRawTransaction(params: unknown[]): Promise<PoolCallResult> {
     let result: PoolCallResult;
     try {
-      result = await pool.call("eth_sendRawTransaction", params);
+      // A write goes to one upstream at a time: no hedging.
+      result = await pool.call("eth_sendRawTransaction", params, { hedge: false });
     } catch (error) {
       // Sent again, or retried after an upstream that took it timed out: it is in the pool, and that
       // is success. Its hash is the keccak of the raw transaction.

@@ -13,6 +13,9 @@ import {
 } from "../errors";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 
+/** Calls one upstream may have waiting, per in-flight slot: beyond, a call goes to another upstream. */
+const QUEUED_PER_SLOT = 4;
+
 export interface BatcherOptions {
   /** How long the first call of a batch may wait for company; 0 sends what one event-loop turn made. */
   windowMs: number;
@@ -38,6 +41,8 @@ export interface Batcher {
   call(method: string, params: unknown[]): Promise<Outcome>;
   /** The largest batch this upstream is currently sent. */
   readonly limit: number;
+  /** Fails the calls still waiting to be sent (retryably: another upstream may take them). */
+  failQueued(reason: string): void;
   /** Stops the timers; calls still queued fail, calls in flight end with their requests. */
   stop(): void;
 }
@@ -170,10 +175,20 @@ export function createBatcher(options: BatcherOptions): Batcher {
     },
     call(method, params) {
       if (stopped) return Promise.reject(stopping());
+      if (queue.length >= options.maxInFlight * limit * QUEUED_PER_SLOT) {
+        return Promise.reject(
+          new UpstreamUnavailableError(`${queue.length} calls already wait for this upstream`, "saturated"),
+        );
+      }
       return new Promise<Outcome>((resolve, reject) => {
         queue.push({ method, params, at: performance.now(), resolve, reject });
         schedule();
       });
+    },
+    failQueued(reason) {
+      const waiting = queue;
+      queue = [];
+      for (const call of waiting) call.reject(new UpstreamUnavailableError(reason, "saturated"));
     },
     stop() {
       stopped = true;

@@ -26,6 +26,8 @@ const BACKOFF_BASE_MS = 25;
 const BACKOFF_MAX_MS = 1_000;
 /** Attempts per call beyond one per upstream. */
 const EXTRA_ATTEMPTS = 2;
+/** The shortest hedging delay: below it, a second upstream would be asked for most calls. */
+const MIN_HEDGE_MS = 50;
 
 export interface PoolOptions {
   urls: string[];
@@ -43,9 +45,13 @@ export interface PoolOptions {
   headPollMs: number;
   /** The first cooldown of an open circuit. */
   cooldownMs: number;
+  /** How long a call waits for an upstream before it also asks the next one; undefined: its p95 latency. */
+  hedgeAfterMs?: number;
   log: Logger;
   events?: UpstreamEvents & {
     attempt?(upstream: string, method: string, outcome: "ok" | "node_error" | "retry" | "error"): void;
+    /** A call waited too long for `upstream` and was sent to `other` too. */
+    hedged?(upstream: string, other: string): void;
   };
 }
 
@@ -57,6 +63,8 @@ export interface PoolCallResult {
 }
 
 export interface CallOptions {
+  /** false: never ask a second upstream while the first has not answered (a write). */
+  hedge?: boolean;
   /** The block the call is about: upstreams that have not reached it are asked last. */
   minBlock?: bigint;
   /**
@@ -196,6 +204,108 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     return first;
   }
 
+  interface Attempt {
+    method: string;
+    params: unknown[];
+    minBlock: bigint | undefined;
+    feature: string;
+    callOptions: CallOptions;
+    deadline: number;
+    /** Another upstream to hedge with, when there is one. */
+    hedge?: () => Upstream | undefined;
+  }
+
+  type Result =
+    | { kind: "ok"; answer: PoolCallResult }
+    /** The node's own answer: final, whatever another upstream would say. */
+    | { kind: "final"; error: ServiceError }
+    /** Worth asking another upstream. */
+    | { kind: "retry"; error: ServiceError };
+
+  /**
+   * One upstream asked once, within UPSTREAM_TIMEOUT_MS (and the call's deadline), the time it waits in
+   * the upstream's queue included; its outcome classified and recorded.
+   */
+  async function tryOn(upstream: Upstream, a: Attempt): Promise<Result> {
+    const { method, minBlock } = a;
+    const budget = Math.min(options.timeoutMs, a.deadline - Date.now());
+    try {
+      const outcome = await withTimeout(
+        upstream.call(method, a.params),
+        budget,
+        () => new UpstreamTimeoutError(`${upstream.name} did not answer within ${budget} ms`),
+      );
+      if (outcome.ok) {
+        upstream.recordSuccess();
+        events?.attempt?.(upstream.name, method, "ok");
+        const behind = minBlock !== undefined && upstream.head !== null && upstream.head < minBlock;
+        return { kind: "ok", answer: { raw: outcome.raw, upstream: upstream.name, behind } };
+      }
+      if (isLacking(outcome.error, a.callOptions.feature !== undefined)) {
+        upstream.recordSuccess();
+        upstream.learnLacking(a.feature, outcome.error);
+        events?.attempt?.(upstream.name, method, "node_error");
+        log.info("upstream lacks a method or feature; asking others", {
+          upstream: upstream.name,
+          feature: a.feature,
+        });
+        return { kind: "retry", error: outcome.error };
+      }
+      if (!isTransient(outcome.error, minBlock !== undefined)) {
+        upstream.recordSuccess();
+        events?.attempt?.(upstream.name, method, "node_error");
+        return { kind: "final", error: outcome.error };
+      }
+      upstream.recordFailure(outcome.error);
+      events?.attempt?.(upstream.name, method, "retry");
+      return { kind: "retry", error: outcome.error };
+    } catch (error) {
+      const e = toServiceError(error);
+      if (!e.retryable) return { kind: "final", error: e };
+      // A full queue of ours is no fault of the node's.
+      if (!(e instanceof UpstreamUnavailableError && e.reason === "saturated")) upstream.recordFailure(e);
+      events?.attempt?.(upstream.name, method, "error");
+      log.debug("upstream attempt failed", { upstream: upstream.name, method, error: e.message });
+      return { kind: "retry", error: e };
+    }
+  }
+
+  /**
+   * Asks `first`; if it has not answered after the hedging delay (HEDGE_AFTER_MS, else its p95 latency, at
+   * least MIN_HEDGE_MS), asks the next healthy upstream too: the first answer wins, the other is left to
+   * finish on its own. A retryable failure before then ends the race at once, so the caller moves on.
+   */
+  function race(first: Upstream, a: Attempt): Promise<Result> {
+    return new Promise((resolve) => {
+      let running = 0;
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const launch = (upstream: Upstream) => {
+        running++;
+        void tryOn(upstream, a).then((result) => {
+          running--;
+          if (settled) return;
+          if (result.kind !== "retry" || running === 0) {
+            settled = true;
+            clearTimeout(timer);
+            resolve(result);
+          }
+        });
+      };
+      launch(first);
+      if (a.hedge) {
+        const delay = options.hedgeAfterMs ?? Math.max(MIN_HEDGE_MS, first.latencyP95Ms() ?? MIN_HEDGE_MS);
+        timer = setTimeout(() => {
+          if (settled) return;
+          const other = a.hedge!();
+          if (!other) return;
+          events?.hedged?.(first.name, other.name);
+          launch(other);
+        }, delay);
+      }
+    });
+  }
+
   return {
     upstreams,
     head() {
@@ -243,48 +353,27 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
           if (upstream.state !== "closed") continue;
         }
         tried.add(upstream);
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) break;
-        try {
-          const outcome = await withTimeout(
-            upstream.call(method, params),
-            remaining,
-            () => new UpstreamTimeoutError(`${upstream.name} did not answer within ${remaining} ms`),
-          );
-          if (outcome.ok) {
-            upstream.recordSuccess();
-            events?.attempt?.(upstream.name, method, "ok");
-            const behind = minBlock !== undefined && upstream.head !== null && upstream.head < minBlock;
-            return { raw: outcome.raw, upstream: upstream.name, behind };
-          }
-          if (isLacking(outcome.error, callOptions.feature !== undefined)) {
-            upstream.recordSuccess();
-            upstream.learnLacking(feature, outcome.error);
-            events?.attempt?.(upstream.name, method, "node_error");
-            log.info("upstream lacks a method or feature; asking others", {
-              upstream: upstream.name,
-              feature,
-            });
-            last = outcome.error;
-            continue;
-          }
-          if (!isTransient(outcome.error, minBlock !== undefined)) {
-            upstream.recordSuccess();
-            events?.attempt?.(upstream.name, method, "node_error");
-            throw outcome.error;
-          }
-          last = outcome.error;
-          upstream.recordFailure(outcome.error);
-          events?.attempt?.(upstream.name, method, "retry");
-        } catch (error) {
-          if (error instanceof NodeError) throw error;
-          const e = toServiceError(error);
-          if (!e.retryable) throw e;
-          last = e;
-          upstream.recordFailure(e);
-          events?.attempt?.(upstream.name, method, "error");
-          log.debug("upstream attempt failed", { upstream: upstream.name, method, error: e.message });
-        }
+        if (deadline - Date.now() <= 0) break;
+        const hedge =
+          callOptions.hedge === false
+            ? undefined
+            : () => {
+                const next = pick(minBlock, tried, feature, callOptions.reached);
+                if (next) tried.add(next);
+                return next;
+              };
+        const result = await race(upstream, {
+          method,
+          params,
+          minBlock,
+          feature,
+          callOptions,
+          deadline,
+          hedge,
+        });
+        if (result.kind === "ok") return result.answer;
+        if (result.kind === "final") throw result.error;
+        last = result.error;
       }
       if (last instanceof UpstreamTimeoutError) throw last;
       if (last instanceof NodeError) throw last;

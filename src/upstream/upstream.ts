@@ -16,6 +16,8 @@ import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
 /** Consecutive failures that open the circuit; a refused connection opens it at once. */
 const FAILURES_TO_OPEN = 3;
+/** Recent HTTP round trips kept for the latency percentile that sets the hedging delay. */
+const LATENCY_SAMPLES = 256;
 /** The first wait before a probe, doubled after each failed probe up to the maximum. */
 const MAX_COOLDOWN_MS = 30_000;
 
@@ -57,6 +59,8 @@ export interface Upstream {
   readonly batchLimit: number;
   /** True when the open circuit's cooldown has run out: time for a probe. */
   probeDue(now: number): boolean;
+  /** The 95th percentile of its recent good round trips, in ms; undefined before there are any. */
+  latencyP95Ms(): number | undefined;
   call(method: string, params: unknown[]): Promise<Outcome>;
   recordSuccess(): void;
   recordFailure(error: ServiceError): void;
@@ -122,11 +126,18 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       })
     : undefined;
 
+  const latencies = new Float64Array(LATENCY_SAMPLES);
+  let samples = 0;
+  let p95: number | undefined;
   const timedPost = async (body: string, size: number) => {
     const start = performance.now();
     try {
       const text = await postJsonRpc(url, body, timeoutMs);
-      events?.httpRequest?.(name, size, "ok", (performance.now() - start) / 1000);
+      const ms = performance.now() - start;
+      latencies[samples++ % LATENCY_SAMPLES] = ms;
+      // Worked out again every so often, not per call.
+      if (samples % 32 === 1) p95 = undefined;
+      events?.httpRequest?.(name, size, "ok", ms / 1000);
       return text;
     } catch (error) {
       events?.httpRequest?.(
@@ -149,6 +160,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   function open(reason: string) {
     verified = false;
+    // Calls waiting for it would wait for nothing: another upstream may take them now.
+    batcher.failQueued(`${name} left rotation: ${reason}`);
     if (state === "open") {
       cooldown = Math.min(cooldown * 2, MAX_COOLDOWN_MS);
     }
@@ -189,6 +202,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       return batcher.limit;
     },
     probeDue: (now) => state === "open" && now - openedAt >= cooldown,
+    latencyP95Ms() {
+      if (samples === 0) return undefined;
+      if (p95 === undefined) {
+        const recent = latencies.slice(0, Math.min(samples, LATENCY_SAMPLES)).sort();
+        p95 = recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.95))];
+      }
+      return p95;
+    },
     call: (method, params) => batcher.call(method, params),
     recordSuccess() {
       failures = 0;
