@@ -15,6 +15,8 @@ test("defaults let a first run work on one machine", () => {
     indexFromBlock: undefined,
     indexer: true,
     defaultTokens: undefined,
+    dbStatementTimeoutMs: 10_000,
+    maxFiltersPerKey: 100_000,
     cacheMemoryMb: 256,
     cacheDiskMb: 4096,
     upstreamTimeoutMs: 10_000,

@@ -142,6 +142,18 @@ const VARS = {
     expected: "comma-separated token contract addresses (0x + 40 hex digits)",
     fallback: undefined,
   }),
+  DB_STATEMENT_TIMEOUT_MS: v({
+    schema: T.Integer({ minimum: 10, maximum: 600_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 10 to 600000",
+    fallback: 10_000,
+  }),
+  MAX_FILTERS_PER_KEY: v({
+    schema: T.Integer({ minimum: 1, maximum: 100_000_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 100000000",
+    fallback: 100_000,
+  }),
   CACHE_MEMORY_MB: v({
     schema: T.Integer({ minimum: 0, maximum: 1_048_576 }),
     parse: integer,
@@ -292,6 +304,10 @@ export interface Config {
   indexer: boolean;
   /** What DEFAULT_TOKENS means; undefined: the most transferred tokens of the last day. */
   defaultTokens: string[] | undefined;
+  /** The longest any SQL statement may run (and a connection take to open). */
+  dbStatementTimeoutMs: number;
+  /** Watch filters one key may hold. */
+  maxFiltersPerKey: number;
   cacheMemoryMb: number;
   cacheDiskMb: number;
   upstreamTimeoutMs: number;
@@ -365,6 +381,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
     indexer: read(env, "INDEXER")!,
     defaultTokens: read(env, "DEFAULT_TOKENS"),
+    dbStatementTimeoutMs: read(env, "DB_STATEMENT_TIMEOUT_MS")!,
+    maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
     cacheDiskMb: read(env, "CACHE_DISK_MB")!,
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,

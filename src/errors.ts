@@ -106,6 +106,13 @@ export class RateLimitedError extends ServiceError {
   }
 }
 
+/** A quota that time does not refill (watch filters per key): 429 without Retry-After. */
+export class QuotaExceededError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32005, status: 429 });
+  }
+}
+
 export class PayloadTooLargeError extends ServiceError {
   constructor(message: string) {
     super(message, { code: -32600, status: 413 });
@@ -200,6 +207,29 @@ export class UpstreamRateLimitedError extends UpstreamUnavailableError {
 export class UpstreamTimeoutError extends ServiceError {
   constructor(message: string) {
     super(message, { code: -32002, status: 504, retryable: true });
+  }
+}
+
+/** A database statement ran past DB_STATEMENT_TIMEOUT_MS. */
+export class DatabaseTimeoutError extends ServiceError {
+  constructor(timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms (DB_STATEMENT_TIMEOUT_MS)`, {
+      code: -32603,
+      status: 504,
+      retryable: true,
+    });
+  }
+}
+
+/** The database cannot be reached, or dropped the connection (a restart): worth retrying shortly. */
+export class DatabaseUnavailableError extends ServiceError {
+  constructor(cause?: unknown) {
+    super("the database is unavailable; retry shortly", {
+      code: -32603,
+      status: 503,
+      retryable: true,
+      cause,
+    });
   }
 }
 

@@ -181,6 +181,16 @@ export function createMetrics() {
       labelNames: ["scope"] as const,
       registers,
     }),
+    dbStatementTimeouts: new Counter({
+      name: "gateway_db_statement_timeouts_total",
+      help: "Database statements cancelled past DB_STATEMENT_TIMEOUT_MS (answered 504)",
+      registers,
+    }),
+    dbRetries: new Counter({
+      name: "gateway_db_retries_total",
+      help: "Database calls tried again after their connection was lost",
+      registers,
+    }),
     indexedBlocks: new Counter({
       name: "gateway_indexer_blocks_total",
       help: "Blocks written to the index",

@@ -13,6 +13,7 @@ import { createApiKeyStore } from "./db/apiKeys";
 import { createBlockQueries } from "./db/blockQueries";
 import { createDatabase } from "./db/database";
 import { createFilterStore } from "./db/filterStore";
+import { guardDatabase } from "./db/guard";
 import { migrate } from "./db/migrate";
 import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
@@ -211,20 +212,38 @@ export async function startService(config: Config, log: Logger): Promise<Service
       cache: config.cacheMemoryMb > 0 ? cache : undefined,
       events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
     });
-    const blocks = createBlockQueries(database.sql);
+    // What requests read and write goes through the guard: database failures become 503/504, never 500,
+    // and calls safe to repeat are tried again once when their connection was lost.
+    const guarded = <T extends object>(api: T, retry: readonly (keyof T)[] | "all") =>
+      guardDatabase(api, {
+        timeoutMs: config.dbStatementTimeoutMs,
+        retry,
+        events: {
+          timeout: () => metrics.dbStatementTimeouts.inc(),
+          retry: () => metrics.dbRetries.inc(),
+        },
+      });
+    const blocks = guarded(createBlockQueries(database.sql), "all");
     const table = createOperationTable([
       ...createNodeOperations({ node, head }),
-      ...createTransferOperations({ transfers: createTransferQueries(database.sql), blocks, head, chain }),
+      ...createTransferOperations({
+        transfers: guarded(createTransferQueries(database.sql), "all"),
+        blocks,
+        head,
+        chain,
+      }),
       ...createStatsOperations({ blocks, node, head }),
       ...createTokenOperations({
         node,
-        tokens: createTokenStore(database.sql),
+        tokens: guarded(createTokenStore(database.sql), "all"),
         chain,
         defaultTokens: config.defaultTokens,
       }),
     ]);
     const watch = createWatchFilters({
-      filters: createFilterStore(database.sql),
+      // add is idempotent (one filter per key, address, contract, approvals); remove is not.
+      filters: guarded(createFilterStore(database.sql), ["add", "list", "nativeFilters", "matches"]),
+      maxFilters: config.maxFiltersPerKey,
       blocks,
       node,
       head,
@@ -265,7 +284,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       },
     });
     cleanups.push(() => indexer.stop());
-    const health = createHealth({ chain, pool, head, memory, disk, database, indexer });
+    const health = createHealth({ chain, pool, head, memory, disk, database, indexer, log });
     const app = createApp({
       table,
       guard,

@@ -11,6 +11,7 @@ import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
 import { deployContract, rpc } from "./support/chain";
 import { metric } from "./support/metrics";
+import { startPostgres } from "./support/postgres";
 import { faults, startProxy } from "./support/proxy";
 import { concurrently, post, startTestService } from "./support/service";
 import { fixtureChain, newAnvil, onTeardown, postgresServer } from "./support/shared";
@@ -392,4 +393,222 @@ describe("a hung upstream under load", () => {
       0,
     );
   }, 30_000);
+});
+
+describe("the database", () => {
+  test("a statement past DB_STATEMENT_TIMEOUT_MS is a 504 (a locked table), counted in /metrics", async () => {
+    const database = await (await postgresServer()).createDatabase();
+    const { url } = await startTestService({
+      upstreamUrls: [node],
+      databaseUrl: database,
+      env: { DB_STATEMENT_TIMEOUT_MS: "300" },
+    });
+    const holder = postgres(database, { max: 1, onnotice: () => {} });
+    onTeardown(() => holder.end());
+    let release: () => void = () => {};
+    const held = holder.begin(async (tx) => {
+      await tx`lock table transfers in access exclusive mode`;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await Bun.sleep(100);
+    const started = performance.now();
+    const answer = await post(`${url}/node/rest/watch_getTransfers`, { limit: 1 });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    release();
+    await held;
+    expect(answer.status).toBe(504);
+    expect(answer.json).toEqual({
+      detail: "the database did not answer within 300 ms (DB_STATEMENT_TIMEOUT_MS)",
+    });
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(metric(text, "gateway_db_statement_timeouts_total")).toBe(1);
+    expect((await post(`${url}/node/rest/watch_getTransfers`, { limit: 1 })).status).toBe(200);
+  });
+
+  test("a connection lost mid-request is tried again once: 200, and a database retry in /metrics", async () => {
+    const database = await (await postgresServer()).createDatabase();
+    const { url } = await startTestService({ upstreamUrls: [node], databaseUrl: database });
+    const admin = postgres(database, { max: 2, onnotice: () => {} });
+    onTeardown(() => admin.end());
+    let release: () => void = () => {};
+    const held = admin.begin(async (tx) => {
+      await tx`lock table transfers in access exclusive mode`;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await Bun.sleep(100);
+    const pending = post(`${url}/node/rest/watch_getTransfers`, { limit: 1 });
+    // The service's query waits on the lock; its connection is then cut (as a restarting server does).
+    await until("the service's query to wait", async () => {
+      const [row] = await admin`select count(*)::int as n from pg_stat_activity
+        where application_name = 'chain-gateway' and wait_event_type = 'Lock'`;
+      return row!.n > 0 ? true : undefined;
+    });
+    await admin`select pg_terminate_backend(pid) from pg_stat_activity
+      where application_name = 'chain-gateway' and wait_event_type = 'Lock'`;
+    await Bun.sleep(100);
+    release();
+    await held;
+    const answer = await pending;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual([]);
+    expect(metric(await (await fetch(`${url}/metrics`)).text(), "gateway_db_retries_total")).toBe(1);
+  });
+
+  test("the database stopped: 503 {detail} (never 500), health degraded without details; back: the index resumes", async () => {
+    const pg = await startPostgres();
+    onTeardown(() => pg.stop());
+    const database = await pg.createDatabase();
+    const anvil = await newAnvil();
+    const chain = rpc(anvil.url);
+    const { url } = await startTestService({
+      upstreamUrls: [anvil.url],
+      databaseUrl: database,
+      env: { INDEXER: "on", HEAD_POLL_MS: "50", DB_STATEMENT_TIMEOUT_MS: "1000" },
+    });
+    const last = async () =>
+      (await post(`${url}/watch_filters/lastBlockNumber`, undefined, { method: "GET" })).json?.block_number;
+    await chain("eth_sendTransaction", [
+      {
+        from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+        to: "0x000000000000000000000000000000000000dead",
+        value: "0x1",
+      },
+    ]);
+    await until("the index at the head", async () =>
+      (await last()) === Number(await chain("eth_blockNumber")) ? true : undefined,
+    );
+
+    await pg.halt();
+    const rest = await post(`${url}/node/rest/watch_getTransfers`, { limit: 1 });
+    expect(rest.status).toBe(503);
+    expect(rest.json).toEqual({ detail: "the database is unavailable; retry shortly" });
+    const rpcAnswer = await post(`${url}/node/jsonrpc`, {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "watch_getTransfers",
+      params: [{}],
+    });
+    expect(rpcAnswer.json).toEqual({
+      jsonrpc: "2.0",
+      id: 3,
+      error: { code: -32603, message: "the database is unavailable; retry shortly" },
+    });
+    const watch = await post(`${url}/watch_filters/lastBlockNumber`, undefined, { method: "GET" });
+    expect(watch.status).toBe(503);
+    const health = (await (await fetch(`${url}/health`)).json()) as any;
+    expect(health.status).toBe("degraded");
+    expect(health.database).toEqual({
+      status: "down",
+      embedded: false,
+      latencyMs: null,
+      error: "unreachable",
+    });
+    // Blocks mined while the database is away are indexed once it is back, with no gap.
+    await chain("anvil_mine", ["0x3"]);
+    await pg.resume();
+    const head = Number(await chain("eth_blockNumber"));
+    await until(
+      "the index back at the head",
+      async () => ((await last()) === head ? true : undefined),
+      30_000,
+    );
+    const [row] = await postgres(database, {
+      max: 1,
+    })`select count(*)::int as n, min(number)::int as lo, max(number)::int as hi from blocks`;
+    expect(row).toEqual({ n: head + 1, lo: 0, hi: head });
+  }, 60_000);
+
+  test("a date past year 9999 has no figures (null), never an invalid date sent to the database", async () => {
+    const { url } = await startTestService({ upstreamUrls: [node] });
+    const answer = await post(`${url}/node/rest/watch_getStatsByDay`, { timestamp: 253_402_300_800 });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toBeNull();
+  });
+
+  test("concurrent adds and removes of one filter never fail; a key holds at most MAX_FILTERS_PER_KEY", async () => {
+    const { url } = await startTestService({
+      upstreamUrls: [node],
+      env: { API_KEYS: "adder", MAX_FILTERS_PER_KEY: "3" },
+    });
+    const key = { headers: { "x-api-key": "adder" } };
+    const filter = { address: "0x000000000000000000000000000000000000abcd" };
+    const statuses = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      const added = await post(`${url}/watch_filters/add`, filter, key);
+      statuses.add(added.status);
+      const [again, removed] = await Promise.all([
+        post(`${url}/watch_filters/add`, filter, key),
+        post(
+          `${url}/watch_filters/remove`,
+          { filter_id: added.json.filter_id },
+          { ...key, method: "DELETE" },
+        ),
+      ]);
+      statuses.add(again.status);
+      statuses.add(removed.status === 404 ? 200 : removed.status);
+      if (again.json.filter_id !== added.json.filter_id) {
+        await post(
+          `${url}/watch_filters/remove`,
+          { filter_id: again.json.filter_id },
+          { ...key, method: "DELETE" },
+        );
+      }
+    }
+    expect([...statuses]).toEqual([200]);
+    for (const n of [1, 2, 3]) {
+      const body = { address: `0x${n.toString(16).padStart(40, "0")}` };
+      expect((await post(`${url}/watch_filters/add`, body, key)).status).toBe(200);
+    }
+    const over = await post(`${url}/watch_filters/add`, { address: `0x${"4".padStart(40, "0")}` }, key);
+    expect(over.status).toBe(429);
+    expect(over.json).toEqual({
+      detail: "this key holds 3 watch filters, the most it may (MAX_FILTERS_PER_KEY); remove some first",
+    });
+    // The same filter again is its existing id, not one more.
+    expect(
+      (await post(`${url}/watch_filters/add`, { address: `0x${"1".padStart(40, "0")}` }, key)).status,
+    ).toBe(200);
+  });
+
+  test("/watch_filters/all is written page by page, exactly the key's filters in order", async () => {
+    const database = await (await postgresServer()).createDatabase();
+    const { url } = await startTestService({
+      upstreamUrls: [node],
+      databaseUrl: database,
+      env: { API_KEYS: "many" },
+    });
+    const sql = postgres(database, { max: 1, onnotice: () => {} });
+    onTeardown(() => sql.end());
+    await sql`insert into watch_filters (key_hash, address, contract_address, with_approval, created_at)
+      select decode(${hashKey("many")}, 'hex'), decode(lpad(to_hex(i), 40, '0'), 'hex'), null, false,
+        '2024-01-01'::timestamptz + make_interval(secs => i)
+      from generate_series(1, 2500) i`;
+    const all = await post(`${url}/watch_filters/all`, undefined, { headers: { "x-api-key": "many" } });
+    expect(all.status).toBe(200);
+    expect(all.json.filters).toHaveLength(2500);
+    expect(all.json.filters.map((f: any) => f.address)).toEqual(
+      Array.from({ length: 2500 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`),
+    );
+    expect(all.json.filters[0]).toEqual({
+      api_key: "many",
+      blockchain: "ETH",
+      address: `0x${"1".padStart(40, "0")}`,
+      contract_address: "",
+      created_at: "2024-01-01T00:00:01Z",
+      filter_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      with_approval: false,
+    });
+  });
+
+  test("services starting together on a fresh database all migrate it", async () => {
+    const database = await (await postgresServer()).createDatabase();
+    const started = await Promise.all(
+      [0, 1, 2].map(() => startTestService({ upstreamUrls: [node], databaseUrl: database })),
+    );
+    for (const s of started) expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  });
 });

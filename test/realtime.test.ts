@@ -349,6 +349,7 @@ describe("client WebSocket", () => {
     expect(events).toEqual([{ to: BOB, value: 43n }]);
     unwatchBlocks();
     unwatchEvents();
+    (await client.transport.getRpcClient()).close();
   });
 });
 

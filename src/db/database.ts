@@ -15,8 +15,12 @@ import type { Logger } from "../log";
  */
 const POOL_SIZE = 10;
 const EMBEDDED_POOL_SIZE = 1;
-const CONNECT_TIMEOUT_S = 10;
 const IDLE_TIMEOUT_S = 60;
+/**
+ * How long closing waits for queries still running: by then the server and the indexer have stopped, so
+ * what is left is a connection lost with its server (a restart), which would otherwise hold the stop.
+ */
+const CLOSE_TIMEOUT_S = 1;
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -27,13 +31,17 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function connect(url: string, max: number): Sql {
+/**
+ * Every statement has DB_STATEMENT_TIMEOUT_MS (set for the session, so it covers lock waits too), and a
+ * connection that cannot be made fails within the same time: no request waits on the database longer.
+ */
+function connect(url: string, max: number, statementTimeoutMs: number): Sql {
   return postgres(url, {
     max,
-    connect_timeout: CONNECT_TIMEOUT_S,
+    connect_timeout: Math.max(1, Math.ceil(statementTimeoutMs / 1000)),
     idle_timeout: IDLE_TIMEOUT_S,
     onnotice: () => {},
-    connection: { application_name: "chain-gateway" },
+    connection: { application_name: "chain-gateway", statement_timeout: statementTimeoutMs },
   }) as Sql;
 }
 
@@ -66,8 +74,13 @@ export async function createDatabase(options: { config: Config; log: Logger }): 
   };
 
   if (config.databaseUrl) {
-    const sql = connect(config.databaseUrl, POOL_SIZE);
-    return { sql, embedded: false, ping: () => ping(sql), close: () => sql.end({ timeout: 5 }) };
+    const sql = connect(config.databaseUrl, POOL_SIZE, config.dbStatementTimeoutMs);
+    return {
+      sql,
+      embedded: false,
+      ping: () => ping(sql),
+      close: () => sql.end({ timeout: CLOSE_TIMEOUT_S }),
+    };
   }
 
   const dir = join(config.dataDir, "pg");
@@ -86,13 +99,17 @@ export async function createDatabase(options: { config: Config; log: Logger }): 
   await server.start();
   const address = server.getServerConn();
   log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
-  const sql = connect(`postgres://postgres@${address}/postgres`, EMBEDDED_POOL_SIZE);
+  const sql = connect(
+    `postgres://postgres@${address}/postgres`,
+    EMBEDDED_POOL_SIZE,
+    config.dbStatementTimeoutMs,
+  );
   return {
     sql,
     embedded: true,
     ping: () => ping(sql),
     async close() {
-      await sql.end({ timeout: 5 });
+      await sql.end({ timeout: CLOSE_TIMEOUT_S });
       await server.stop();
       await pglite.close();
       unlock();

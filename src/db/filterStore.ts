@@ -36,6 +36,8 @@ export interface MovementMatch {
 }
 
 const bytes = (hex: string | null) => (hex === null ? null : hex.slice(2));
+/** Looks and inserts of one add: a concurrent add of the same filter can win an insert only once. */
+const ADD_ATTEMPTS = 3;
 const hex = (value: unknown) => (value === null ? null : `0x${value as string}`);
 
 function filterOf(r: Record<string, unknown>): StoredFilter {
@@ -87,18 +89,45 @@ export function createFilterStore(sql: Sql) {
   }
 
   return {
-    /** The filter's id; the existing one when the same filter was added before. */
-    async add(keyHash: string | null, address: string, contract: string | null, withApproval: boolean) {
-      const [added] = await sql`insert into watch_filters (key_hash, address, contract_address, with_approval)
-        values (${key(keyHash)}, decode(${bytes(address)}, 'hex'), decode(${bytes(contract)}, 'hex'), ${withApproval})
-        on conflict (key_hash, address, coalesce(contract_address, '\\x'::bytea), with_approval) do nothing
-        returning filter_id::text`;
-      if (added) return added.filter_id as string;
-      const [existing] = await sql`select filter_id::text from watch_filters
-        where key_hash = ${key(keyHash)} and address = decode(${bytes(address)}, 'hex')
-          and coalesce(contract_address, '\\x'::bytea) = coalesce(decode(${bytes(contract)}, 'hex'), '\\x'::bytea)
-          and with_approval = ${withApproval}`;
-      return existing!.filter_id as string;
+    /**
+     * The filter's id: the existing one when the same filter was added before, else a new one. Undefined
+     * when the key already holds `max` filters. One statement finds, counts and inserts; a concurrent add
+     * of the same filter makes it look again, and a concurrent remove orders before or after it, never
+     * between.
+     */
+    async add(
+      keyHash: string | null,
+      address: string,
+      contract: string | null,
+      withApproval: boolean,
+      max: number,
+    ): Promise<string | undefined> {
+      const a = sql`decode(${bytes(address)}, 'hex')`;
+      const c = sql`decode(${bytes(contract)}, 'hex')`;
+      for (let attempt = 0; attempt < ADD_ATTEMPTS; attempt++) {
+        const [row] = await sql`
+          with existing as (
+            select filter_id from watch_filters
+            where key_hash = ${key(keyHash)} and address = ${a}
+              and coalesce(contract_address, '\\x'::bytea) = coalesce(${c}, '\\x'::bytea)
+              and with_approval = ${withApproval}
+          ), held as (
+            select count(*) as n from watch_filters where key_hash = ${key(keyHash)}
+          ), added as (
+            insert into watch_filters (key_hash, address, contract_address, with_approval)
+            select ${key(keyHash)}, ${a}, ${c}, ${withApproval}
+            where not exists (select 1 from existing) and (select n from held) < ${max}
+            on conflict (key_hash, address, coalesce(contract_address, '\\x'::bytea), with_approval) do nothing
+            returning filter_id
+          )
+          select (select filter_id::text from existing limit 1) as existing,
+            (select filter_id::text from added limit 1) as added, (select n from held)::bigint as held`;
+        const id = (row!.existing ?? row!.added) as string | null;
+        if (id !== null) return id;
+        if (BigInt(row!.held as string) >= BigInt(max)) return undefined;
+        // Another add of the same filter won the insert: its id is found on the next look.
+      }
+      throw new Error("watch filter add kept losing to concurrent adds");
     },
 
     /** False when the key has no such filter. `filterId` must be a UUID. */
@@ -113,6 +142,18 @@ export function createFilterStore(sql: Sql) {
       const rows = await sql`select ${columns} from watch_filters where key_hash = ${key(keyHash)}
         ${address === undefined ? sql`` : sql`and address = decode(${bytes(address)}, 'hex')`}
         order by created_at, filter_id`;
+      return rows.map(filterOf);
+    },
+
+    /** A page of all the key's filters, oldest first, after the one given (keyset paging). */
+    async page(
+      keyHash: string | null,
+      after: StoredFilter | undefined,
+      limit: number,
+    ): Promise<StoredFilter[]> {
+      const rows = await sql`select ${columns} from watch_filters where key_hash = ${key(keyHash)}
+        ${after === undefined ? sql`` : sql`and (created_at, filter_id) > (${after.createdAt}, ${after.filterId}::uuid)`}
+        order by created_at, filter_id limit ${limit}`;
       return rows.map(filterOf);
     },
 

@@ -31,13 +31,14 @@ export function readMigrations(dir = SQL_DIR): Migration[] {
 
 export async function migrate(sql: Sql, log: Logger, migrations = readMigrations()): Promise<number[]> {
   const applied: number[] = [];
-  await sql`create table if not exists schema_migrations (
-    version integer primary key,
-    name text not null,
-    applied_at timestamptz not null default now()
-  )`;
   await sql.begin(async (tx) => {
+    // The lock comes first: two instances starting on a fresh database would race to create the table.
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`;
     const done = new Set((await tx`select version from schema_migrations`).map((r) => r.version as number));
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;

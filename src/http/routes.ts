@@ -19,7 +19,8 @@ export interface RouteSpec {
   response: TSchema;
   /** Status codes other than 200 and 422 the route may answer, for the document. */
   errors?: Record<number, string>;
-  handle(body: any, caller: Caller): Promise<unknown>;
+  /** The answer as a value, or as a stream of JSON text for answers too large to hold whole. */
+  handle(body: any, caller: Caller): Promise<unknown> | ReadableStream<Uint8Array>;
 }
 
 export function specRoutes(options: {
@@ -38,8 +39,12 @@ export function specRoutes(options: {
           throw new RequestValidationError(validator.issues(body, ["body"]));
         return { input: body, cost: 1 };
       },
-      run: async (body, { caller, requestId }) =>
-        json(await route.handle(body, caller), 200, jsonHeaders(requestId)),
+      async run(body, { caller, requestId }) {
+        const answer = route.handle(body, caller);
+        if (answer instanceof ReadableStream)
+          return new Response(answer, { headers: jsonHeaders(requestId) });
+        return json(await answer, 200, jsonHeaders(requestId));
+      },
     });
     out[route.path] = { ...out[route.path], [route.method]: handler };
   }

@@ -22,6 +22,7 @@ import { createTokenStore } from "../db/tokenStore";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
 import type { Logger } from "../log";
+import { withTimeout } from "../timeout";
 
 /** Blocks fetched ahead of the one being written. */
 const WINDOW_BLOCKS = 32;
@@ -30,6 +31,8 @@ const GROUP_TRANSFERS = 5_000;
 /** How often a standby instance tries for the lock, and the leader checks it still holds it. */
 const LOCK_RETRY_MS = 2_000;
 const LEADER_CHECK_MS = 5_000;
+/** How long stepping down waits for the unlock of a session that may be dead. */
+const UNLOCK_WAIT_MS = 1_000;
 /** Backfill progress is logged this often, while the index is at least BACKFILL_BLOCKS behind. */
 const PROGRESS_INTERVAL_MS = 10_000;
 const BACKFILL_BLOCKS = 32n;
@@ -354,9 +357,10 @@ export function startIndexer(options: {
       }
       leading = true;
       let lockAlive = true;
-      // The lock lives as long as this session: if the connection drops, the lead is gone.
+      // The lock lives as long as this session: if the connection drops (or stops answering), the lead is
+      // gone. A dead session's lock is gone with it, so the unlock is not waited for long either.
       const check = setInterval(() => {
-        conn`select 1`.catch(() => {
+        withTimeout(conn`select 1`, LEADER_CHECK_MS, () => new Error("lock session silent")).catch(() => {
           lockAlive = false;
           wake?.();
         });
@@ -365,7 +369,11 @@ export function startIndexer(options: {
         await lead(() => lockAlive);
       } finally {
         clearInterval(check);
-        await conn`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {});
+        await withTimeout(
+          conn`select pg_advisory_unlock(${LOCK_KEY})`,
+          UNLOCK_WAIT_MS,
+          () => new Error("unlock not answered"),
+        ).catch(() => {});
       }
     } finally {
       leading = false;

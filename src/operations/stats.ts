@@ -9,14 +9,14 @@ import { BlockRange, Bodies, DayStats } from "../schemas";
 import { defineOperation, type Operation } from "./operation";
 
 const DAY_SECONDS = 86_400n;
-/** The last Unix second a JavaScript Date (and so a date string) can name. */
-const MAX_DATE_SECONDS = 8_640_000_000_000n;
 
 const Timestamp = T.Integer({
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
   description: "a Unix time in seconds",
 });
+/** 9999-12-31T23:59:59Z: the last second whose day a date (YYYY-MM-DD) can name; no block is later. */
+const LAST_DATE_SECOND = 253_402_300_799;
 const Day = T.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "a UTC date, YYYY-MM-DD" });
 
 /** The Unix time of a date's midnight (UTC); throws when the date is not on the calendar. */
@@ -102,9 +102,8 @@ export function createStatsOperations(options: {
         response: T.Union([DayStats, T.Null()]),
       },
       run: async ([timestamp]) => {
-        const t = BigInt(timestamp as number);
-        if (t > MAX_DATE_SECONDS) return { raw: "null" };
-        const s = await blocks.dayStats(new Date(Number(t) * 1000).toISOString().slice(0, 10));
+        if ((timestamp as number) > LAST_DATE_SECOND) return { raw: "null" };
+        const s = await blocks.dayStats(new Date((timestamp as number) * 1000).toISOString().slice(0, 10));
         if (!s) return { raw: "null" };
         const transactions = BigInt(s.transactionCount);
         const averageGasPrice = transactions > 0n ? BigInt(s.gasPriceSum) / transactions : 0n;

@@ -5,6 +5,7 @@
  * a block's results never change).
  */
 import type { Static } from "@sinclair/typebox";
+import { LRUCache } from "lru-cache";
 import type { Caller } from "../caller";
 import { quantity } from "../chain/blockRef";
 import type { ChainInfo } from "../chain/chains";
@@ -18,12 +19,16 @@ import type { BlockQueries } from "../db/blockQueries";
 import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
-import { NotFoundError } from "../errors";
-import { rfc3339 } from "../json";
+import { NotFoundError, QuotaExceededError } from "../errors";
+import { rfc3339, toJson } from "../json";
 import type { FilterInfo, FilterResult } from "../schemas";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
 export const CHECK_PAGE = 1_000;
+/** Filters read at a time for /watch_filters/all. */
+const ALL_PAGE = 1_000;
+/** Blocks whose internal transfers are kept (by hash: a block's traces never change). */
+const INTERNAL_BLOCKS_KEPT = 256;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type FilterInfoOut = Static<typeof FilterInfo>;
@@ -35,9 +40,12 @@ export function createWatchFilters(options: {
   node: NodeClient;
   head: ChainHead;
   chain: ChainInfo;
+  /** MAX_FILTERS_PER_KEY. */
+  maxFilters: number;
 }) {
-  const { filters, blocks, node, head, chain } = options;
+  const { filters, blocks, node, head, chain, maxFilters } = options;
   const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
+  const internalByHash = new LRUCache<string, InternalTransfer[]>({ max: INTERNAL_BLOCKS_KEPT });
 
   function info(caller: Caller, f: StoredFilter): FilterInfoOut {
     return {
@@ -105,12 +113,18 @@ export function createWatchFilters(options: {
     };
   }
 
-  async function internalTransfers(block: bigint): Promise<InternalTransfer[]> {
-    const traces = await node.blockTraces(quantity(block));
+  /** A processed block's internal transfers, read from its traces once (kept by block hash). */
+  async function internalTransfers(block: { number: bigint; hash: string }): Promise<InternalTransfer[]> {
+    const kept = internalByHash.get(block.hash);
+    if (kept) return kept;
+    const traces = await node.blockTraces(quantity(block.number));
     if (traces.traces === "null") return [];
-    return traces.format === "parity"
-      ? internalTransfersOfParity(JSON.parse(traces.traces))
-      : internalTransfersOfCallTraces(JSON.parse(traces.traces), traces.transactions);
+    const found =
+      traces.format === "parity"
+        ? internalTransfersOfParity(JSON.parse(traces.traces))
+        : internalTransfersOfCallTraces(JSON.parse(traces.traces), traces.transactions);
+    internalByHash.set(block.hash, found);
+    return found;
   }
 
   /** Each transaction's fee, for internal transfers (whose transactions may carry no indexed movement). */
@@ -125,14 +139,18 @@ export function createWatchFilters(options: {
     return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
   }
 
-  /** check_v2's whole list for a block: the indexed movements and the internal value transfers, sorted. */
+  /**
+   * check_v2's list for a block: the indexed movements and the internal value transfers, sorted; the first
+   * `limit` of them when a limit is given.
+   */
   async function resultsV2(
     caller: Caller,
     block: { number: bigint; hash: string; timestamp: bigint },
+    limit?: number,
   ): Promise<FilterResultOut[]> {
     const [matches, internal] = await Promise.all([
-      filters.matches(caller.keyHash, block.number),
-      internalTransfers(block.number),
+      filters.matches(caller.keyHash, block.number, limit === undefined ? undefined : { offset: 0, limit }),
+      internalTransfers(block),
     ]);
     // Sort keys: the transaction, then its own movements (native first, then by log) before the value
     // its execution moved, then the filter.
@@ -185,7 +203,7 @@ export function createWatchFilters(options: {
       }
       return a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0;
     });
-    return keyed.map((k) => k.out);
+    return (limit === undefined ? keyed : keyed.slice(0, limit)).map((k) => k.out);
   }
 
   return {
@@ -202,7 +220,13 @@ export function createWatchFilters(options: {
         body.address.toLowerCase(),
         body.contract_address?.toLowerCase() ?? null,
         body.with_approval ?? false,
+        maxFilters,
       );
+      if (filterId === undefined) {
+        throw new QuotaExceededError(
+          `this key holds ${maxFilters} watch filters, the most it may (MAX_FILTERS_PER_KEY); remove some first`,
+        );
+      }
       return { filter_id: filterId };
     },
 
@@ -219,8 +243,31 @@ export function createWatchFilters(options: {
       };
     },
 
-    async all(caller: Caller) {
-      return { filters: (await filters.list(caller.keyHash)).map((f) => info(caller, f)) };
+    /**
+     * `{filters: [...]}` of every filter of the key, written as it is read, a page of ALL_PAGE at a time: a key
+     * may hold MAX_FILTERS_PER_KEY filters, and the answer never needs to be whole in memory.
+     */
+    all(caller: Caller): ReadableStream<Uint8Array> {
+      const encoder = new TextEncoder();
+      let last: StoredFilter | undefined;
+      let written = 0;
+      return new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            const page = await filters.page(caller.keyHash, last, ALL_PAGE);
+            let text = last === undefined ? '{"filters":[' : "";
+            for (const f of page) text += `${written++ > 0 ? "," : ""}${toJson(info(caller, f))}`;
+            last = page[page.length - 1] ?? last;
+            if (page.length < ALL_PAGE) {
+              controller.enqueue(encoder.encode(`${text}]}`));
+              controller.close();
+              return;
+            }
+            controller.enqueue(encoder.encode(text));
+          },
+        },
+        { highWaterMark: 1 },
+      );
     },
 
     async check(caller: Caller, number: number, offset: number) {
@@ -230,8 +277,9 @@ export function createWatchFilters(options: {
     },
 
     async checkV2(caller: Caller, number: number, offset: number) {
-      const all = await resultsV2(caller, await processedBlock(number));
-      return { filters: all.slice(offset, offset + CHECK_PAGE) };
+      // The page's first offset + 1000 results hold at most that many indexed matches: no more are read.
+      const first = await resultsV2(caller, await processedBlock(number), offset + CHECK_PAGE);
+      return { filters: first.slice(offset, offset + CHECK_PAGE) };
     },
 
     /** The last processed block (lastBlockNumber), -1 before any. */

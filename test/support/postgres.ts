@@ -15,6 +15,9 @@ export interface PgServer {
   adminUrl: string;
   /** A new empty database; returns its URL. */
   createDatabase(prefix?: string): Promise<string>;
+  /** Stops the server (a fast shutdown), keeping its data: resume() starts it again on the same port. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -62,41 +65,66 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   ]);
   execFileSync(initdb!, initdbArgs, { stdio: "pipe" });
   const port = freePort();
-  const child = Bun.spawn(
-    runAs([
-      join(bin, "postgres"),
-      "-D",
-      dir,
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(port),
-      "-k",
-      dir,
-      // Test data is disposable: trade durability for speed.
-      ...(options.durable
-        ? []
-        : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
-      "-c",
-      "max_connections=300",
-    ]),
-    { stdout: "ignore", stderr: "pipe" },
-  );
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
+  let child: ReturnType<typeof Bun.spawn>;
+
+  /** Starts the server on the data directory and waits until it answers. */
+  async function launch(): Promise<void> {
+    child = Bun.spawn(
+      runAs([
+        join(bin, "postgres"),
+        "-D",
+        dir,
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(port),
+        "-k",
+        dir,
+        // Test data is disposable: trade durability for speed.
+        ...(options.durable
+          ? []
+          : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+        "-c",
+        "max_connections=300",
+      ]),
+      { stdout: "ignore", stderr: "pipe" },
+    );
+    const probe = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
+    const deadline = Date.now() + START_TIMEOUT_MS;
     try {
-      await admin`select 1`;
-      break;
-    } catch (error) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        const stderr = await new Response(child.stderr).text();
-        throw new Error(`PostgreSQL did not start: ${stderr.slice(-500) || (error as Error).message}`);
+      for (;;) {
+        try {
+          await probe`select 1`;
+          return;
+        } catch (error) {
+          if (child.exitCode !== null || Date.now() > deadline) {
+            const stderr = await new Response(child.stderr as ReadableStream).text();
+            throw new Error(`PostgreSQL did not start: ${stderr.slice(-500) || (error as Error).message}`);
+          }
+          await Bun.sleep(100);
+        }
       }
-      await Bun.sleep(100);
+    } finally {
+      await probe.end({ timeout: 1 });
     }
   }
+
+  /** PostgreSQL's fast shutdown, the data directory kept. */
+  async function halt(): Promise<void> {
+    // The postmaster, not runuser, must get the signal: SIGINT is PostgreSQL's fast shutdown.
+    const pidFile = join(dir, "postmaster.pid");
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
+    try {
+      process.kill(pid, "SIGINT");
+    } catch {}
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await child.exited;
+    clearTimeout(timer);
+  }
+
+  await launch();
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
 
   return {
     port,
@@ -106,17 +134,11 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       await admin.unsafe(`create database "${name}"`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
+    halt,
+    resume: launch,
     async stop() {
       await admin.end({ timeout: 1 });
-      // The postmaster, not runuser, must get the signal: SIGINT is PostgreSQL's fast shutdown.
-      const pidFile = join(dir, "postmaster.pid");
-      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
-      try {
-        process.kill(pid, "SIGINT");
-      } catch {}
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await child.exited;
-      clearTimeout(timer);
+      if (child.exitCode === null) await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };
