@@ -27,6 +27,7 @@ test("defaults let a first run work on one machine", () => {
     headPollMs: undefined,
     upstreamCooldownMs: 1_000,
     hedgeAfterMs: undefined,
+    upstreamMaxResponseMb: 256,
     rateLimit: undefined,
     rateLimits: [],
     maxBodyBytes: 5 * 1024 * 1024,

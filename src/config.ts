@@ -209,6 +209,12 @@ const VARS = {
     expected: "an integer number of milliseconds from 10 to 600000",
     fallback: 1_000,
   }),
+  UPSTREAM_MAX_RESPONSE_MB: v({
+    schema: T.Integer({ minimum: 1, maximum: 4_096 }),
+    parse: integer,
+    expected: "an integer number of MiB from 1 to 4096",
+    fallback: 256,
+  }),
   HEDGE_AFTER_MS: v({
     schema: T.Integer({ minimum: 1, maximum: 240_000 }),
     parse: integer,
@@ -318,6 +324,8 @@ export interface Config {
   /** Undefined: 250 ms on a dev chain, 1000 ms elsewhere. */
   headPollMs: number | undefined;
   upstreamCooldownMs: number;
+  /** The largest answer read from an upstream, in MiB; a larger one is refused (502). */
+  upstreamMaxResponseMb: number;
   /** How long a call waits before it is also sent to the next upstream; undefined: that upstream's p95. */
   hedgeAfterMs: number | undefined;
   /** The default rate of every caller; undefined: unlimited. */
@@ -393,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     headPollMs: read(env, "HEAD_POLL_MS"),
     upstreamCooldownMs: read(env, "UPSTREAM_COOLDOWN_MS")!,
     hedgeAfterMs: read(env, "HEDGE_AFTER_MS"),
+    upstreamMaxResponseMb: read(env, "UPSTREAM_MAX_RESPONSE_MB")!,
     rateLimit: read(env, "RATE_LIMIT"),
     rateLimits: read(env, "RATE_LIMITS") ?? [],
     maxBodyBytes: read(env, "MAX_BODY_BYTES")!,

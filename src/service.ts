@@ -109,6 +109,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       headPollMs,
       cooldownMs: config.upstreamCooldownMs,
       hedgeAfterMs: config.hedgeAfterMs,
+      maxResponseBytes: config.upstreamMaxResponseMb * 1024 * 1024,
       log,
       events: {
         httpRequest(upstream, size, outcome, seconds) {

@@ -84,3 +84,34 @@ test("a record that does not verify is a miss and is dropped", async () => {
   expect(again.t.get("good")).toEqual(body(1, 100));
   expect(bad()).toBe(0);
 });
+
+test("eviction goes on past records that do not decode, and drops them", async () => {
+  const budget = 32 * 1024 * 1024;
+  const size = 64 * 1024;
+  const first = tier(budget);
+  for (let i = 0; i < 16; i++) first.t.set(`old${i}`, body(i, size));
+  await first.t.flush();
+  await first.t.close();
+  tiers.pop();
+  // The oldest records' bytes replaced by something that is not msgpack at all (0xc1 is never used).
+  const env = open({ path: first.dir, maxDbs: 4 });
+  const records = env.openDB({ name: "records", encoding: "binary" });
+  for (const { key } of records.getRange()) await records.put(key, Buffer.alloc(1024, 0xc1));
+  await env.close();
+  const again = tier(budget, first.dir);
+  dirs.pop();
+  const count = Math.ceil((3 * budget) / size);
+  for (let i = 0; i < count; i++) {
+    again.t.set(`k${i}`, body(i, size));
+    if (i % 32 === 31) await again.t.flush();
+  }
+  await again.t.flush();
+  expect(again.evicted()).toBeGreaterThan(count / 2);
+  expect(again.t.usage().usedBytes).toBeLessThanOrEqual(budget);
+  expect(again.t.get(`k${count - 1}`)).toEqual(body(count - 1, size));
+  // Every record left is one of the new ones: the undecodable ones went with the eviction.
+  let live = 0;
+  for (let i = 0; i < count; i++) if (again.t.get(`k${i}`)) live++;
+  expect(again.t.usage().entries).toBe(live);
+  expect(again.bad()).toBe(0);
+});

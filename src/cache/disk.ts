@@ -125,11 +125,11 @@ export function createDiskTier(options: {
           if (excess <= 0) break;
           order.remove(key);
           const raw = records.getBinaryFast(value.digest);
-          // A record touched since has a newer order key: only its stale order entry goes.
+          // A record touched since has a newer order key: only its stale order entry goes. A record that
+          // does not decode goes too (and eviction goes on past it).
           if (raw) {
-            const record = packr.unpack(raw) as DiskRecord;
-            const [a, b, c] = record.order;
-            if (a === key[0] && b === key[1] && c === key[2]) {
+            const order = decode(raw)?.order;
+            if (!order || (order[0] === key[0] && order[1] === key[1] && order[2] === key[2])) {
               records.remove(value.digest);
               count++;
             }
@@ -145,20 +145,29 @@ export function createDiskTier(options: {
     }
   }
 
+  /** A stored record, or undefined when its bytes are not one (torn, or written by something else). */
+  function decode(raw: Uint8Array): DiskRecord | undefined {
+    try {
+      const record = packr.unpack(raw) as DiskRecord;
+      return record &&
+        typeof record === "object" &&
+        record.body instanceof Uint8Array &&
+        Array.isArray(record.order)
+        ? record
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   return {
     get(key) {
       const dk = digest(key);
-      let record: DiskRecord;
-      try {
-        const raw = records.getBinaryFast(dk);
-        if (!raw) return undefined;
-        record = packr.unpack(raw) as DiskRecord;
-      } catch {
-        options.onBadRecord?.();
-        void records.remove(dk);
-        return undefined;
-      }
+      const raw = records.getBinaryFast(dk);
+      if (!raw) return undefined;
+      const record = decode(raw);
       if (
+        !record ||
         record.version !== RECORD_VERSION ||
         record.key !== key ||
         Bun.hash.crc32(record.body) !== record.crc

@@ -45,6 +45,8 @@ export interface PoolOptions {
   headPollMs: number;
   /** The first cooldown of an open circuit. */
   cooldownMs: number;
+  /** The largest answer read from an upstream. */
+  maxResponseBytes: number;
   /** How long a call waits for an upstream before it also asks the next one; undefined: its p95 latency. */
   hedgeAfterMs?: number;
   log: Logger;
@@ -137,6 +139,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       batchMaxSize: options.batchMaxSize,
       maxInFlight: options.maxInFlight,
       cooldownMs: options.cooldownMs,
+      maxResponseBytes: options.maxResponseBytes,
       events: {
         ...events,
         stateChange(name, state, reason) {

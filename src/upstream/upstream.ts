@@ -16,6 +16,8 @@ import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
 /** Consecutive failures that open the circuit; a refused connection opens it at once. */
 const FAILURES_TO_OPEN = 3;
+/** How long what an upstream said it lacks is believed before it is asked again (or until it reconnects). */
+const LACKING_KEPT_MS = 10 * 60_000;
 /** Recent HTTP round trips kept for the latency percentile that sets the hedging delay. */
 const LATENCY_SAMPLES = 256;
 /** The first wait before a probe, doubled after each failed probe up to the maximum. */
@@ -36,6 +38,8 @@ export interface UpstreamOptions {
   batchMaxSize: number;
   maxInFlight: number;
   cooldownMs: number;
+  /** The largest answer read from it (UPSTREAM_MAX_RESPONSE_MB). */
+  maxResponseBytes: number;
   events?: UpstreamEvents;
 }
 
@@ -90,7 +94,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let openedAt = 0;
   let head: bigint | null = null;
   let headAt = 0;
-  const lacking = new Map<string, NodeError>();
+  const lacking = new Map<string, { answer: NodeError; at: number }>();
   let expected: string | undefined;
   let verified = false;
 
@@ -132,7 +136,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   const timedPost = async (body: string, size: number) => {
     const start = performance.now();
     try {
-      const text = await postJsonRpc(url, body, timeoutMs);
+      const text = await postJsonRpc(url, body, timeoutMs, options.maxResponseBytes);
       const ms = performance.now() - start;
       latencies[samples++ % LATENCY_SAMPLES] = ms;
       // Worked out again every so often, not per call.
@@ -245,8 +249,17 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         recordFailure(error as ServiceError);
       }
     },
-    lacks: (feature) => lacking.get(feature),
-    learnLacking: (feature, answer) => void lacking.set(feature, answer),
+    lacks(feature) {
+      const known = lacking.get(feature);
+      if (!known) return undefined;
+      // Asked again after a while: a node can be upgraded, or its error have been a passing one.
+      if (Date.now() - known.at > LACKING_KEPT_MS) {
+        lacking.delete(feature);
+        return undefined;
+      }
+      return known.answer;
+    },
+    learnLacking: (feature, answer) => void lacking.set(feature, { answer, at: Date.now() }),
     stop() {
       batcher.stop();
       socket?.close();
