@@ -5,6 +5,7 @@
  * cannot be made to misbehave on demand, and a real PostgreSQL held, locked or stopped.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { connect as connectTcp, createServer } from "node:net";
 import { Contract } from "ethers";
 import postgres from "postgres";
 import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
@@ -611,4 +612,102 @@ describe("the database", () => {
     );
     for (const s of started) expect((await fetch(`${s.url}/health`)).status).toBe(200);
   });
+});
+
+describe("smaller items", () => {
+  test("an upstream answer past UPSTREAM_MAX_RESPONSE_MB is a 502, with or without a Content-Length", async () => {
+    const huge = (id: unknown) =>
+      JSON.stringify({ jsonrpc: "2.0", id, result: { pad: "a".repeat(2 * 1024 * 1024) } });
+    for (const chunked of [false, true]) {
+      // A service each: the refused answers open the upstream's circuit.
+      const proxy = startProxy(node);
+      const { url } = await startTestService({
+        upstreamUrls: [proxy.url],
+        env: { UPSTREAM_MAX_RESPONSE_MB: "1", CACHE_MEMORY_MB: "0", UPSTREAM_DEADLINE_MS: "2000" },
+      });
+      proxy.mode = (_text, parsed) => {
+        if (parsed?.method !== "eth_getBlockByNumber" || parsed.params[0] !== "0x1") return undefined;
+        const text = huge(parsed.id);
+        return chunked
+          ? new Response(new Blob([text]).stream(), { headers: { "content-type": "application/json" } })
+          : new Response(text, { headers: { "content-type": "application/json" } });
+      };
+      const answer = await post(`${url}/node/rest/eth_getBlockByNumber`, { number: 1, is_full_trx: false });
+      expect(answer.status).toBe(502);
+      expect(answer.json.detail).toContain("answered more than 1048576 bytes (UPSTREAM_MAX_RESPONSE_MB)");
+    }
+  });
+
+  test("one connection reset is one failure, not an open circuit", async () => {
+    // A TCP relay to the node that resets the next connection that sends anything, once.
+    let resetNext = false;
+    const { port: target } = new URL(node);
+    const relay = createServer((client) => {
+      const upstream = connectTcp(Number(target), "127.0.0.1");
+      client.on("data", (chunk) => {
+        if (resetNext) {
+          resetNext = false;
+          client.resetAndDestroy();
+          upstream.destroy();
+          return;
+        }
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk) => client.write(chunk));
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+      client.on("close", () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", () => resolve()));
+    onTeardown(async () => void relay.close());
+    const relayUrl = `http://127.0.0.1:${(relay.address() as { port: number }).port}`;
+    const { url } = await startTestService({
+      upstreamUrls: [relayUrl, node],
+      env: { CACHE_MEMORY_MB: "0", HEAD_POLL_MS: "10000", UPSTREAM_WS_URLS: "off,off" },
+    });
+    resetNext = true;
+    const answer = await post(`${url}/node/rest/eth_getBlockByNumber`, { number: 2, is_full_trx: false });
+    expect(answer.status).toBe(200);
+    expect(answer.json.number).toBe("0x2");
+    expect(resetNext).toBe(false);
+    const health = (await (await fetch(`${url}/health`)).json()) as any;
+    expect(health.upstream.upstreams[0].state).toBe("closed");
+  });
+
+  test("an upstream that refused the finalized tag is asked again once it comes back", async () => {
+    const anvil = await newAnvil();
+    await rpc(anvil.url)("anvil_mine", ["0x64"]);
+    const proxy = startProxy(anvil.url);
+    let refuseTags = true;
+    proxy.mode = (_text, parsed) =>
+      refuseTags &&
+      parsed?.method === "eth_getBlockByNumber" &&
+      ["finalized", "safe"].includes(parsed.params[0])
+        ? Response.json({
+            jsonrpc: "2.0",
+            id: parsed.id,
+            error: { code: -32602, message: "invalid block tag" },
+          })
+        : undefined;
+    const { url } = await startTestService({
+      upstreamUrls: [proxy.url],
+      // Single calls, so the proxy can tell the tag requests from the rest.
+      env: { CONFIRMATIONS: "2", HEAD_POLL_MS: "50", UPSTREAM_COOLDOWN_MS: "100", BATCH_MAX_SIZE: "1" },
+    });
+    const finalized = async () => ((await (await fetch(`${url}/health`)).json()) as any).head.finalized;
+    const head = Number(await rpc(anvil.url)("eth_blockNumber"));
+    expect(await finalized()).toBe(head - 2);
+    refuseTags = false;
+    // It goes away and comes back: what it lacked is asked again.
+    proxy.stop();
+    await until("the upstream out of rotation", async () => {
+      const health = (await (await fetch(`${url}/health`)).json()) as any;
+      return health.upstream.upstreams[0].state === "open" ? true : undefined;
+    });
+    proxy.restart();
+    const nodeFinalized = Number((await rpc(anvil.url)("eth_getBlockByNumber", ["finalized", false])).number);
+    await until("finality from the node's tag", async () =>
+      (await finalized()) === nodeFinalized ? true : undefined,
+    );
+  }, 30_000);
 });
