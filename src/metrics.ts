@@ -175,6 +175,12 @@ export function createMetrics() {
       help: "Client WebSockets closed (1008) for more unsent data than WS_MAX_BUFFER_BYTES",
       registers,
     }),
+    refusedBodies: new Counter({
+      name: "gateway_refused_bodies_total",
+      help: "Request bodies refused before they were run, by reason (too_large, malformed, too_deep, invalid)",
+      labelNames: ["reason"] as const,
+      registers,
+    }),
     rateLimited: new Counter({
       name: "gateway_rate_limited_total",
       help: "Calls refused for exceeding a rate limit, by scope (key or ip)",

@@ -33,6 +33,8 @@ export interface CanonicalChain {
   numberOf(hash: string): bigint | undefined;
   /** Called with the first height whose block changed, when a reorg is seen. */
   onReorg(listener: (from: bigint) => void): void;
+  /** Called with the last final block whenever it moves up. */
+  onFinalized(listener: (final: bigint) => void): void;
 }
 
 export interface Cache {
@@ -61,7 +63,27 @@ export function createCache(options: {
 }): Cache {
   const { chain, memory, disk, events } = options;
 
+  /** Keys of the memory entries tied to an unfinalized block, by its height: written to disk once final. */
+  const awaitingFinality = new Map<bigint, string[]>();
+
   chain.onReorg((from) => memory.dropFrom(from));
+  chain.onFinalized(promote);
+
+  /**
+   * Answers kept while their block was not final, whose block now is: final in memory, and on disk, so a
+   * restart finds them (they would have gone when their block left the follower's window).
+   */
+  function promote(final: bigint) {
+    for (const [number, keys] of awaitingFinality) {
+      if (number > final) continue;
+      awaitingFinality.delete(number);
+      for (const key of keys) {
+        const entry = memory.get(key);
+        if (!entry || entry.final || !valid(entry)) continue;
+        keepFinal(key, entry.body);
+      }
+    }
+  }
 
   function valid(entry: CacheEntry): boolean {
     return (
@@ -69,8 +91,8 @@ export function createCache(options: {
     );
   }
 
-  function keepFinal(key: string, raw: string): RawJson {
-    const body = asStored(raw);
+  function keepFinal(key: string, raw: RawJson): RawJson {
+    const body = typeof raw === "string" ? asStored(raw) : raw;
     memory.set(key, { body, final: true });
     events?.stored?.("memory");
     if (disk) {
@@ -84,6 +106,9 @@ export function createCache(options: {
     const body = asStored(raw);
     memory.set(key, { body, final: false, dep }, options.unfinalizedTtlMs);
     events?.stored?.("memory");
+    const keys = awaitingFinality.get(dep.number);
+    if (keys) keys.push(key);
+    else awaitingFinality.set(dep.number, [key]);
     return body;
   }
 

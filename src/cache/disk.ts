@@ -27,6 +27,8 @@ const CHECK_EVERY_WRITES = 16;
 const TOUCH_AFTER_MS = 60 * 60 * 1000;
 /** 2: members named in full (1 had one-letter names); a record of another version is a miss. */
 const RECORD_VERSION = 2;
+/** The largest record is this share of the budget. */
+const MAX_ENTRY_SHARE = 16;
 
 type OrderKey = [number, number, number];
 
@@ -191,6 +193,8 @@ export function createDiskTier(options: {
       return body;
     },
     set(key, body) {
+      // One answer never takes more than its share of the budget (nor pushes out the rest).
+      if (body.length > maxBytes / MAX_ENTRY_SHARE) return;
       const dk = digest(key);
       const at = orderKey();
       const packed = packr.pack({

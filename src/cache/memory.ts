@@ -6,6 +6,8 @@ import { LRUCache } from "lru-cache";
 
 /** Bookkeeping per entry beyond its body and key: the entry object, its LRU node, the map slot. */
 const ENTRY_OVERHEAD_BYTES = 160;
+/** The largest entry is this share of the budget: one huge answer never pushes out the rest. */
+const MAX_ENTRY_SHARE = 16;
 
 export interface CacheEntry {
   body: string | Uint8Array;
@@ -28,8 +30,8 @@ export function createMemoryTier(options: { maxBytes: number; onEvict?: () => vo
   const lru = new LRUCache<string, CacheEntry>({
     maxSize: options.maxBytes,
     sizeCalculation: (entry, key) => entry.body.length + key.length + ENTRY_OVERHEAD_BYTES,
-    // An entry larger than the whole budget is not kept at all.
-    maxEntrySize: options.maxBytes,
+    // An entry larger than its share of the budget is not kept at all.
+    maxEntrySize: Math.max(1, Math.floor(options.maxBytes / MAX_ENTRY_SHARE)),
     dispose: (_value, _key, reason) => {
       if (reason === "evict") options.onEvict?.();
     },

@@ -61,6 +61,8 @@ export interface ChainHead {
   onReorg(listener: (from: bigint) => void): void;
   /** Called with every change of the canonical chain, in order. */
   onChange(listener: (change: ChainChange) => void): void;
+  /** Called with the last final block whenever it moves up. */
+  onFinalized(listener: (final: bigint) => void): void;
   /** A block number seen in an answer: past the head, the upstreams are polled at once. */
   sawBlock(n: bigint): void;
   /** Reads the finality tags, polls every upstream, and waits until what they said is followed. */
@@ -85,6 +87,8 @@ export function createChainHead(options: {
   const recent = new Map<string, BlockHeader>();
   const reorgListeners: ((from: bigint) => void)[] = [];
   const changeListeners: ((change: ChainChange) => void)[] = [];
+  const finalListeners: ((final: bigint) => void)[] = [];
+  let lastFinal: bigint | undefined;
   let head: BlockHeader | undefined;
   let confirmedAt = 0;
   let nodeFinalized: bigint | undefined;
@@ -125,6 +129,7 @@ export function createChainHead(options: {
           const [f, s] = await Promise.all([readTag("finalized"), readTag("safe")]);
           nodeFinalized = f;
           nodeSafe = s;
+          finalityMoved();
         } catch (error) {
           log.debug("finality read failed", { error: (error as Error).message });
         }
@@ -142,6 +147,20 @@ export function createChainHead(options: {
   }
 
   const finalized = () => (head ? finalAt(head.number) : undefined);
+
+  /** Tells the listeners when the last final block moved up (the head moved, or the tags were read). */
+  function finalityMoved() {
+    const final = finalized();
+    if (final === undefined || (lastFinal !== undefined && final <= lastFinal)) return;
+    lastFinal = final;
+    for (const listener of finalListeners) {
+      try {
+        listener(final);
+      } catch (error) {
+        log.error("finality listener failed", { error });
+      }
+    }
+  }
 
   /** Lowest height kept: the last final block, as the anchor of the ancestry check. */
   function floor(top: bigint): bigint {
@@ -192,6 +211,7 @@ export function createChainHead(options: {
         log.error("chain change listener failed", { error });
       }
     }
+    finalityMoved();
     void readFinality();
   }
 
@@ -294,6 +314,7 @@ export function createChainHead(options: {
     },
     onReorg: (listener) => void reorgListeners.push(listener),
     onChange: (listener) => void changeListeners.push(listener),
+    onFinalized: (listener) => void finalListeners.push(listener),
     sawBlock(n) {
       if (!head || n <= head.number || sawPolling) return;
       sawPolling = true;

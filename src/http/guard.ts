@@ -16,6 +16,7 @@ import {
   InternalError,
   PayloadTooLargeError,
   RateLimitedError,
+  RequestValidationError,
   type ServiceError,
   toServiceError,
 } from "../errors";
@@ -26,6 +27,16 @@ import type { Auth } from "./auth";
 import type { RateLimiter } from "./rateLimit";
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+/** Why a body was refused, for /metrics: not JSON, nested too deep, or not what the route takes. */
+function refusalOf(error: RequestValidationError): "malformed" | "too_deep" | "invalid" {
+  const type = error.issues[0]?.type;
+  return type === "json_invalid" || type === "missing"
+    ? "malformed"
+    : type === "json_too_deep"
+      ? "too_deep"
+      : "invalid";
+}
 
 export type Handler = (request: Request, server: Server<unknown>) => Promise<Response>;
 
@@ -159,6 +170,8 @@ export function createGuard(options: {
   function refused<A>(steps: Steps<unknown, A>, error: unknown, seen: Seen, requestId: string): A {
     const e = toServiceError(error);
     if (e instanceof InternalError) log.error("request failed", { route: steps.name, requestId, error });
+    if (e instanceof PayloadTooLargeError) metrics.refusedBodies.inc({ reason: "too_large" });
+    else if (e instanceof RequestValidationError) metrics.refusedBodies.inc({ reason: refusalOf(e) });
     steps.done?.(e);
     return steps.refuse(e, seen, requestId);
   }

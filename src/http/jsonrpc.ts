@@ -5,6 +5,7 @@
  * too). A single HTTP request whose envelope is wrong is a 422; a batch is answered 200 with one response
  * per element, in order. Results are spliced in as the raw JSON text or bytes the engine holds.
  */
+import { createCollector } from "../collector";
 import type { ResultSource } from "../engine/client";
 import {
   InternalError,
@@ -13,11 +14,12 @@ import {
   MethodNotFoundError,
   NodeError,
   PayloadTooLargeError,
+  RequestValidationError,
   type ServiceError,
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { joinParts, type RawJson, toJson } from "../json";
+import { joinParts, type RawJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation, OperationResult } from "../operations/operation";
@@ -105,16 +107,25 @@ interface Call {
 export interface RpcPlan {
   batch: boolean;
   calls: Call[];
-  /** A single HTTP request whose envelope is wrong: the 422's issues. */
-  issues?: ValidationIssue[];
   cost: number;
   options: AnswerOptions;
 }
 
+/**
+ * A batch longer than this is streamed: its answers are written in order as they come, with at most this
+ * many calls running (and held) at once, so a batch of any length holds bounded memory.
+ */
+export const STREAMED_BATCH_WINDOW = 16;
+
 export interface JsonRpc {
-  /** Checks a parsed body and what it costs; 413 past MAX_BATCH_LENGTH. */
+  /**
+   * Checks a parsed body and what it costs; 413 past MAX_BATCH_LENGTH, and over HTTP a 422 for a single
+   * request whose envelope is wrong.
+   */
   plan(body: unknown, options?: AnswerOptions): RpcPlan;
   answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer>;
+  /** A batch's answer as a stream of its JSON, in order (see STREAMED_BATCH_WINDOW). */
+  stream(plan: RpcPlan, requestId: string): ReadableStream<Uint8Array>;
 }
 
 export function createJsonRpc(options: {
@@ -231,6 +242,43 @@ export function createJsonRpc(options: {
   }
 
   return {
+    stream(plan, requestId) {
+      const { calls, options } = plan;
+      const running: (Answer | Promise<Answer>)[] = [];
+      let next = 0;
+      const collect = createCollector();
+      const fill = () => {
+        while (running.length < STREAMED_BATCH_WINDOW && next < calls.length) {
+          running.push(run(calls[next++]!, requestId, options.transport));
+        }
+      };
+      // A direct stream writes each part (text, or the bytes a cache tier holds) to the socket as it is,
+      // and waits for the socket when it has taken enough.
+      return new ReadableStream<Uint8Array>({
+        type: "direct",
+        async pull(controller: ReadableStreamDirectController) {
+          fill();
+          for (let i = 0; running.length > 0; i++) {
+            const head = running.shift()!;
+            const answer = head instanceof Promise ? await head : head;
+            fill();
+            controller.write(i === 0 ? "[" : ",");
+            for (const part of answer.parts) {
+              controller.write(part);
+              collect(part.length);
+            }
+            await controller.flush();
+          }
+          controller.write("]");
+          controller.close();
+        },
+        cancel() {
+          next = calls.length;
+          running.length = 0;
+        },
+      } as never);
+    },
+
     plan(body, answerOptions = HTTP_RPC) {
       if (Array.isArray(body)) {
         if (body.length > maxBatchLength) {
@@ -245,7 +293,7 @@ export function createJsonRpc(options: {
       }
       if (answerOptions.envelope422) {
         const { issues } = envelopeIssues(body, answerOptions.local);
-        if (issues.length > 0) return { batch: false, calls: [], issues, cost: 1, options: answerOptions };
+        if (issues.length > 0) throw new RequestValidationError(issues);
       }
       const call = check(body, answerOptions.local);
       return { batch: false, calls: [call], cost: costOf(call), options: answerOptions };
@@ -253,7 +301,6 @@ export function createJsonRpc(options: {
 
     answer(plan, requestId) {
       const { transport } = plan.options;
-      if (plan.issues) return { status: 422, parts: [toJson({ detail: plan.issues })] };
       if (!plan.batch) {
         const answer = run(plan.calls[0]!, requestId, transport);
         return answer instanceof Promise
@@ -295,6 +342,10 @@ export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
       return { input: plan, cost: plan.cost };
     },
     run(plan, { requestId }) {
+      // A long batch is written as it is answered: no x-cache or x-upstream, which would need every answer.
+      if (plan.batch && plan.calls.length > STREAMED_BATCH_WINDOW) {
+        return new Response(rpc.stream(plan, requestId), { headers: jsonHeaders(requestId) });
+      }
       const answer = rpc.answer(plan, requestId);
       return answer instanceof Promise
         ? answer.then((a) => respond(a, requestId))

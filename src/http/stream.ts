@@ -12,6 +12,7 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
+import { createCollector } from "../collector";
 import { blockAtTag, type ChainHead } from "../engine/head";
 import {
   InternalError,
@@ -102,6 +103,7 @@ export function streamRoutes(options: {
     }
     let next = from;
     const ahead: Item[] = [];
+    const collect = createCollector();
     const fill = () => {
       while (ahead.length < prefetch && next <= to) {
         const item: Item = { number: next++ };
@@ -159,6 +161,7 @@ export function streamRoutes(options: {
             const out = line(item, item.raw!);
             controller.enqueue(out);
             bytes += out.length;
+            collect(out.length);
             fill();
           }
           if (ahead.length === 0 && next > to) controller.close();

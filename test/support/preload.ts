@@ -2,4 +2,7 @@
 import { afterAll } from "bun:test";
 import { teardownAll } from "./shared";
 
-afterAll(teardownAll);
+/** Stopping every service, node and database the run started can take more than bun's default 5 s. */
+const TEARDOWN_MS = 60_000;
+
+afterAll(teardownAll, TEARDOWN_MS);
