@@ -840,3 +840,86 @@ describe("long batches", () => {
     expect(peak - before).toBeLessThan(160 * 1024 * 1024);
   }, 120_000);
 });
+
+describe("a hostile-input sweep", () => {
+  test("every route and the WebSocket: junk, deep nesting, huge numbers, wrong types, 1 MB strings, bad UTF-8, wrong methods and content types: never a 5xx, the process alive, memory bounded", async () => {
+    const { chain } = await fixtureChain();
+    const service = await startServiceProcess({ upstreamUrls: [node], env: { API_KEYS: "sweep" } });
+    const doc = (await (await fetch(`${service.url}/swagger/json`)).json()) as any;
+    const routes = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => ({ path, method: method.toUpperCase() })),
+    );
+    expect(routes.length).toBeGreaterThan(30);
+    const deep = `${"[".repeat(100_000)}1${"]".repeat(100_000)}`;
+    const big = "a".repeat(1024 * 1024);
+    const bodies: (string | Uint8Array)[] = [
+      "",
+      "\u0000\u0001garbage",
+      "{",
+      "[[[",
+      "null",
+      "1e999",
+      '"text"',
+      "[]",
+      "{}",
+      deep,
+      `{"number":${deep}}`,
+      `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":[${deep},false]}`,
+      '{"number":1e400,"is_full_trx":false}',
+      '{"number":123456789012345678901234567890,"is_full_trx":false}',
+      '{"number":-1,"is_full_trx":true}',
+      `{"number":"${big}","is_full_trx":false}`,
+      `{"jsonrpc":"2.0","id":1,"method":"${big}","params":[]}`,
+      `{"jsonrpc":"2.0","id":"${big}","method":"eth_chainId","params":[]}`,
+      '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[[],{},1.5]}',
+      '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},7,null,[],{"method":{}}]',
+      '{"address":[],"contract_address":{},"with_approval":"yes","block_number":-5,"offset":1e300,"filter_id":[1]}',
+      '{"addresses":{},"limit":1e6,"offset":-1,"fromBlock":{},"transferType":"nope"}',
+      '{"fromBlock":0,"toBlock":99999999999999999999}',
+      '{"timestamp":1e20}',
+      new Uint8Array([
+        0x7b, 0x22, 0x6e, 0x75, 0x6d, 0x62, 0x65, 0x72, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d,
+      ]),
+    ];
+    const types = [
+      "application/json",
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data",
+    ];
+    const before = await service.rss();
+    const failures: string[] = [];
+    let sent = 0;
+    for (const route of routes) {
+      for (const [i, body] of bodies.entries()) {
+        for (const method of [route.method, ...(i === 0 ? ["PUT", "PATCH", "DELETE", "GET"] : [])]) {
+          const response = await fetch(`${service.url}${route.path}?api_key=sweep`, {
+            method,
+            headers: { "content-type": types[i % types.length]! },
+            body: method === "GET" || method === "HEAD" ? undefined : body,
+          });
+          const text = await response.text();
+          sent++;
+          if (response.status >= 500)
+            failures.push(`${method} ${route.path} body#${i}: ${response.status} ${text.slice(0, 120)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(sent).toBeGreaterThan(1000);
+    // The WebSocket takes the same: an error for each, the socket open.
+    const socket = await connectSocket(wsUrl(service.url, "sweep"));
+    for (const body of bodies) {
+      socket.send(typeof body === "string" ? body : Buffer.from(body).toString("latin1"));
+      const answer = await socket.next(() => true, 10_000);
+      const answers = Array.isArray(answer) ? answer : [answer];
+      for (const a of answers) {
+        if (a?.error) expect(a.error.code).not.toBe(-32603);
+      }
+    }
+    expect((await socket.request("eth_blockNumber")).result).toBe(hex(chain.head));
+    socket.close();
+    expect((await fetch(`${service.url}/health`)).status).toBe(200);
+    expect((await service.rss()) - before).toBeLessThan(200 * 1024 * 1024);
+  }, 180_000);
+});
