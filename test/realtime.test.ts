@@ -51,25 +51,23 @@ describe("a pushed head: the service's latest is the node's", () => {
     // Polls are far apart: only the pushed heads can keep up. Its own process, so that the services the
     // other test files leave running in this one do not share its event loop.
     service = (await startServiceProcess({ upstreamUrls: [anvil.url], env: { HEAD_POLL_MS: "10000" } })).url;
+    // A fresh process compiles its paths on their first calls: what is measured is the head, not that.
+    for (let i = 0; i < 20; i++) await sameAsNode(10_000);
   });
 
-  /** Everything `latest` names equals the node's within 100 ms. */
-  async function sameAsNode() {
+  /** Everything `latest` names equals the node's within `ms` (100 ms: the rule). */
+  async function sameAsNode(ms = 100) {
     const head = await node("eth_blockNumber");
-    await within(
-      100,
-      "eth_blockNumber",
-      async () => (await serviceCall(service, "eth_blockNumber")) === head,
-    );
+    await within(ms, "eth_blockNumber", async () => (await serviceCall(service, "eth_blockNumber")) === head);
     for (const tag of ["latest", "safe", "finalized"]) {
       const expected = await node("eth_getBlockByNumber", [tag, false]);
-      await within(100, `${tag} block`, async () => {
+      await within(ms, `${tag} block`, async () => {
         const block = await serviceCall(service, "eth_getBlockByNumber", [tag, false]);
         return block.hash === expected.hash;
       });
     }
     const logs = await node("eth_getLogs", [{ fromBlock: "0x0", toBlock: "latest" }]);
-    await within(100, "eth_getLogs to latest", async () => {
+    await within(ms, "eth_getLogs to latest", async () => {
       const got = await serviceCall(service, "eth_getLogs", [{ fromBlock: "0x0", toBlock: "latest" }]);
       return JSON.stringify(got) === JSON.stringify(logs);
     });
