@@ -13,9 +13,9 @@ const keys = [...records.getKeys()];
 const started = performance.now();
 let bytes = 0;
 for (const key of keys) {
-  const record = packr.unpack(records.getBinaryFast(key)!) as { b: Uint8Array; c: number };
-  if (Bun.hash.crc32(record.b) !== record.c) throw new Error("bad record");
-  bytes += new Uint8Array(record.b).length;
+  const record = packr.unpack(records.getBinaryFast(key)!) as { body: Uint8Array; crc: number };
+  if (Bun.hash.crc32(record.body) !== record.crc) throw new Error("bad record");
+  bytes += new Uint8Array(record.body).length;
 }
 const seconds = (performance.now() - started) / 1000;
 console.log(JSON.stringify({ records: keys.length, bytes, seconds, mbPerSecond: bytes / 1e6 / seconds }));

@@ -23,30 +23,19 @@ const list = (raw: string) =>
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-const httpUrl = (s: string) => {
-  try {
-    const url = new URL(s);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
-};
-const wsUrl = (s: string) => {
-  try {
-    const url = new URL(s);
-    return url.protocol === "ws:" || url.protocol === "wss:";
-  } catch {
-    return false;
-  }
-};
-const postgresUrl = (s: string) => {
-  try {
-    const url = new URL(s);
-    return url.protocol === "postgres:" || url.protocol === "postgresql:";
-  } catch {
-    return false;
-  }
-};
+/** A URL check: it parses, with one of the protocols given. */
+const urlWith =
+  (...protocols: string[]) =>
+  (s: string) => {
+    try {
+      return protocols.includes(new URL(s).protocol);
+    } catch {
+      return false;
+    }
+  };
+const httpUrl = urlWith("http:", "https:");
+const wsUrl = urlWith("ws:", "wss:");
+const postgresUrl = urlWith("postgres:", "postgresql:");
 
 const RateSchema = T.Object({
   perSecond: T.Number({ exclusiveMinimum: 0, maximum: 1e9 }),

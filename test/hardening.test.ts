@@ -399,6 +399,18 @@ describe("a hung upstream under load", () => {
   }, 30_000);
 });
 
+/** Holds an exclusive lock on `transfers` in a transaction of its own until released. */
+function lockTransfers(sql: postgres.Sql) {
+  let release: () => void = () => {};
+  const held = sql.begin(async (tx) => {
+    await tx`lock table transfers in access exclusive mode`;
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+  });
+  return { release: () => release(), held };
+}
+
 describe("the database", () => {
   test("a statement past DB_STATEMENT_TIMEOUT_MS is a 504 (a locked table), counted in /metrics", async () => {
     const database = await (await postgresServer()).createDatabase();
@@ -409,13 +421,7 @@ describe("the database", () => {
     });
     const holder = postgres(database, { max: 1, onnotice: () => {} });
     onTeardown(() => holder.end());
-    let release: () => void = () => {};
-    const held = holder.begin(async (tx) => {
-      await tx`lock table transfers in access exclusive mode`;
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
+    const { release, held } = lockTransfers(holder);
     await Bun.sleep(100);
     const started = performance.now();
     const answer = await post(`${url}/node/rest/watch_getTransfers`, { limit: 1 });
@@ -436,13 +442,7 @@ describe("the database", () => {
     const { url } = await startTestService({ upstreamUrls: [node], databaseUrl: database });
     const admin = postgres(database, { max: 2, onnotice: () => {} });
     onTeardown(() => admin.end());
-    let release: () => void = () => {};
-    const held = admin.begin(async (tx) => {
-      await tx`lock table transfers in access exclusive mode`;
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
+    const { release, held } = lockTransfers(admin);
     await Bun.sleep(100);
     const pending = post(`${url}/node/rest/watch_getTransfers`, { limit: 1 });
     // The service's query waits on the lock; its connection is then cut (as a restarting server does).

@@ -20,7 +20,10 @@ const CHAIN_CHECK_ID = 0;
 const SUBSCRIBE_TIMEOUT_MS = 5_000;
 
 export interface SocketSubscription {
-  /** Resolves once the node accepted it (again after each reconnect); rejects with its refusal. */
+  /**
+   * Resolves once the node first accepted it (it is made again on each new connection); rejects with the
+   * node's refusal, or when no answer came within SUBSCRIBE_TIMEOUT_MS.
+   */
   readonly ready: Promise<void>;
   unsubscribe(): void;
 }
