@@ -13,7 +13,7 @@ import { Contract } from "ethers";
 import postgres from "postgres";
 import { createApiKeyStore, hashKey } from "../src/db/apiKeys";
 import type { Sql } from "../src/db/database";
-import { calldata, deployContract, rpc } from "./support/chain";
+import { calldata, deployContract, rpc, sendAndWait } from "./support/chain";
 import { metric } from "./support/metrics";
 import { startPostgres } from "./support/postgres";
 import { faults, startProxy } from "./support/proxy";
@@ -270,9 +270,11 @@ describe("bad node answers are never given nor kept", () => {
       ["0x70997970c51812dc3a010c7d01b50e0d17dc79c8", 5n],
     );
     for (let i = 0; i < 5; i++) {
-      await rpc(leading.url)("eth_sendTransaction", [
-        { from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", to: token, data: mint },
-      ]);
+      await sendAndWait(leading.url, {
+        from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+        to: token,
+        data: mint,
+      });
     }
     const top = await rpc(leading.url)("eth_blockNumber");
     const range = [{ fromBlock: "0x0", toBlock: top, address: token }];
@@ -475,13 +477,11 @@ describe("the database", () => {
     });
     const last = async () =>
       (await post(`${url}/watch_filters/lastBlockNumber`, undefined, { method: "GET" })).json?.block_number;
-    await chain("eth_sendTransaction", [
-      {
-        from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
-        to: "0x000000000000000000000000000000000000dead",
-        value: "0x1",
-      },
-    ]);
+    await sendAndWait(anvil.url, {
+      from: "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+      to: "0x000000000000000000000000000000000000dead",
+      value: "0x1",
+    });
     await until("the index at the head", async () =>
       (await last()) === Number(await chain("eth_blockNumber")) ? true : undefined,
     );

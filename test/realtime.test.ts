@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Contract, JsonRpcProvider, WebSocketProvider } from "ethers";
 import { createPublicClient, parseAbiItem, webSocket } from "viem";
-import { anvilWallets, deployContract, rpc, waitForReceipt } from "./support/chain";
+import { anvilWallets, deployContract, rpc, sendAndWait, waitForReceipt } from "./support/chain";
 import { metric } from "./support/metrics";
 import { startProxy } from "./support/proxy";
 import { post, startServiceProcess, startTestService } from "./support/service";
@@ -391,19 +391,20 @@ describe("watch_filters notifications", () => {
     const { result: v2 } = await socket.request("eth_subscribe", ["watch_filters", { version: "v2" }]);
     const first = (await last()) + 1;
 
-    await node("eth_sendTransaction", [{ from: ALICE, to: BOB, value: "0x64" }]);
-    await node("eth_sendTransaction", [
-      { from: ALICE, to: token, data: tokenCall.encodeFunctionData("mint", [ALICE, 5n]) },
-    ]);
-    await node("eth_sendTransaction", [
-      { from: ALICE, to: token, data: tokenCall.encodeFunctionData("transfer", [BOB, 2n]) },
-    ]);
-    await node("eth_sendTransaction", [
-      { from: ALICE, to: token, data: tokenCall.encodeFunctionData("approve", [BOB, 7n]) },
-    ]);
-    await node("eth_sendTransaction", [
-      { from: ALICE, to: forwarder, value: "0x2a", data: forwardCall.encodeFunctionData("forward", [BOB]) },
-    ]);
+    await sendAndWait(anvil.url, { from: ALICE, to: BOB, value: "0x64" });
+    for (const data of [
+      tokenCall.encodeFunctionData("mint", [ALICE, 5n]),
+      tokenCall.encodeFunctionData("transfer", [BOB, 2n]),
+      tokenCall.encodeFunctionData("approve", [BOB, 7n]),
+    ]) {
+      await sendAndWait(anvil.url, { from: ALICE, to: token, data });
+    }
+    await sendAndWait(anvil.url, {
+      from: ALICE,
+      to: forwarder,
+      value: "0x2a",
+      data: forwardCall.encodeFunctionData("forward", [BOB]),
+    });
     await node("anvil_mine", ["0x1"]);
     const end = Number(await node("eth_blockNumber"));
     await until("the blocks to be processed", async () => ((await last()) >= end ? true : undefined));

@@ -89,6 +89,11 @@ export async function waitForReceipt(url: string, hash: string, timeoutMs = 10_0
   }
 }
 
+/** Sends from an unlocked account and returns the receipt: anvil answers the hash before it mines the block. */
+export async function sendAndWait(url: string, tx: Record<string, unknown>): Promise<any> {
+  return waitForReceipt(url, await rpc(url)<string>("eth_sendTransaction", [tx]));
+}
+
 /** Deploys a test contract from one of anvil's accounts; returns its address. */
 export async function deployContract(
   url: string,
