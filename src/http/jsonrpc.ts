@@ -19,7 +19,7 @@ import {
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { joinParts, type RawJson } from "../json";
+import { joinParts, MAX_JSON_DEPTH, nestedDeeperThan, type RawJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation, OperationResult } from "../operations/operation";
@@ -34,6 +34,8 @@ import {
   rpcIdentity,
 } from "./answer";
 import type { Guard, Handler } from "./guard";
+import { createParamsMemo } from "./paramsMemo";
+import { type CallText, readCalls } from "./rpcText";
 
 export interface RpcAnswer {
   /** 200, or 422 for a single request whose envelope is wrong. */
@@ -117,12 +119,23 @@ export interface RpcPlan {
  */
 export const STREAMED_BATCH_WINDOW = 16;
 
+/**
+ * Params memoized by a call's text are shared by every call that sends it, inside a batch too, where they sit
+ * one level deeper: texts that would then nest deeper than MAX_JSON_DEPTH are not memoized.
+ */
+const MEMO_MAX_DEPTH = MAX_JSON_DEPTH - 2;
+
 export interface JsonRpc {
   /**
    * Checks a parsed body and what it costs; 413 past MAX_BATCH_LENGTH, and over HTTP a 422 for a single
-   * request whose envelope is wrong.
+   * request whose envelope is wrong. With the body's text, the params it prepares are memoized by it.
    */
-  plan(body: unknown, options?: AnswerOptions): RpcPlan;
+  plan(body: unknown, options?: AnswerOptions, text?: string): RpcPlan;
+  /**
+   * The fast path: the plan of a body whose every call sends a params text prepared before, read from its
+   * text without parsing it (http/rpcText.ts); undefined sends the body to `plan`. Both plan the same.
+   */
+  planText(text: string, options?: AnswerOptions): RpcPlan | undefined;
   answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer>;
   /** A batch's answer as a stream of its JSON, in order (see STREAMED_BATCH_WINDOW). */
   stream(plan: RpcPlan, requestId: string): ReadableStream<Uint8Array>;
@@ -136,6 +149,21 @@ export function createJsonRpc(options: {
 }): JsonRpc {
   const { table, log, metrics, maxBatchLength } = options;
   const requests = metrics.requests;
+  const memo = createParamsMemo();
+  const memoKey = (call: CallText) => `${call.method}\u0000${call.params}`;
+
+  /** The params each call of the body prepared, by its method and params text. */
+  function remember(text: string, calls: Call[]): void {
+    const read = readCalls(text, maxBatchLength);
+    if (!read || read.calls.length !== calls.length) return;
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!;
+      const sent = read.calls[i]!;
+      if (!call.op || call.error || sent.method !== call.method) continue;
+      if (nestedDeeperThan(sent.params, MEMO_MAX_DEPTH)) continue;
+      memo.set(memoKey(sent), call.params);
+    }
+  }
 
   /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
   function envelopeIssues(
@@ -201,6 +229,12 @@ export function createJsonRpc(options: {
   }
 
   const costOf = (call: Call) => (call.op?.cost && !call.error ? call.op.cost(call.params) : 1);
+
+  function batchPlan(calls: Call[], answerOptions: AnswerOptions): RpcPlan {
+    let cost = 0;
+    for (const call of calls) cost += costOf(call);
+    return { batch: true, calls, cost: Math.max(1, cost), options: answerOptions };
+  }
 
   const errorAnswer = (identity: RpcIdentity, error: ServiceError): Answer => ({
     parts: [rpcErrorText(identity, error)],
@@ -279,7 +313,7 @@ export function createJsonRpc(options: {
       } as never);
     },
 
-    plan(body, answerOptions = HTTP_RPC) {
+    plan(body, answerOptions = HTTP_RPC, text) {
       if (Array.isArray(body)) {
         if (body.length > maxBatchLength) {
           throw new PayloadTooLargeError(
@@ -287,16 +321,31 @@ export function createJsonRpc(options: {
           );
         }
         const calls = body.map((value) => check(value, answerOptions.local));
-        let cost = 0;
-        for (const call of calls) cost += costOf(call);
-        return { batch: true, calls, cost: Math.max(1, cost), options: answerOptions };
+        if (text !== undefined) remember(text, calls);
+        return batchPlan(calls, answerOptions);
       }
       if (answerOptions.envelope422) {
         const { issues } = envelopeIssues(body, answerOptions.local);
         if (issues.length > 0) throw new RequestValidationError(issues);
       }
       const call = check(body, answerOptions.local);
+      if (text !== undefined) remember(text, [call]);
       return { batch: false, calls: [call], cost: costOf(call), options: answerOptions };
+    },
+
+    planText(text, answerOptions = HTTP_RPC) {
+      const read = readCalls(text, maxBatchLength);
+      if (!read) return undefined;
+      const calls: Call[] = new Array(read.calls.length);
+      for (let i = 0; i < calls.length; i++) {
+        const sent = read.calls[i]!;
+        const params = memo.get(memoKey(sent));
+        if (params === undefined) return undefined;
+        calls[i] = { identity: sent.identity, method: sent.method, op: table.byMethod(sent.method), params };
+      }
+      return read.batch
+        ? batchPlan(calls, answerOptions)
+        : { batch: false, calls, cost: costOf(calls[0]!), options: answerOptions };
     },
 
     answer(plan, requestId) {
@@ -337,8 +386,12 @@ export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
     name: "/node/jsonrpc",
     transport: JSON_RPC,
     body: true,
-    accept(body) {
-      const plan = rpc.plan(body);
+    acceptText(text) {
+      const plan = rpc.planText(text);
+      return plan && { input: plan, cost: plan.cost };
+    },
+    accept(body, text) {
+      const plan = rpc.plan(body, HTTP_RPC, text);
       return { input: plan, cost: plan.cost };
     },
     run(plan, { requestId }) {

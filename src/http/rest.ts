@@ -10,6 +10,7 @@ import type { Operation, OperationResult } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import { jsonHeaders, REST, rawJson } from "./answer";
 import type { Guard, Handler } from "./guard";
+import { createParamsMemo } from "./paramsMemo";
 
 export function restRoutes(options: {
   table: OperationTable;
@@ -17,17 +18,25 @@ export function restRoutes(options: {
   metrics: Metrics;
 }): Record<string, { POST: Handler }> {
   const { table, guard, metrics } = options;
+  // The params each body text prepared, by route and text (the fast path: http/paramsMemo.ts).
+  const memo = createParamsMemo();
 
   function route(op: Operation, rest: NonNullable<Operation["rest"]>, name: string): Handler {
     const body = op.restBody;
+    const accepted = (params: unknown[]) => ({ input: params, cost: op.cost?.(params) ?? 1 });
     return guard.route<unknown[]>({
       name,
       transport: REST,
       body: body !== null,
-      accept(value) {
+      acceptText(text) {
+        const params = memo.get(`${name}\u0000${text}`);
+        return params && accepted(params);
+      },
+      accept(value, text) {
         if (body && !body.check(value)) throw new RequestValidationError(body.issues(value, ["body"]));
         const params = op.prepareRest(value);
-        return { input: params, cost: op.cost?.(params) ?? 1 };
+        if (text !== undefined) memo.set(`${name}\u0000${text}`, params);
+        return accepted(params);
       },
       run(params, { requestId }) {
         const answer = (result: OperationResult) => {

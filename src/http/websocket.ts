@@ -117,12 +117,16 @@ export function createWebSocketTransport(options: {
 
   /** One message: the guarded path, then the JSON-RPC dispatch with this socket's methods. */
   const steps = (socket: SocketData): Steps<RpcPlan, string> => {
-    const local = localMethods(socket);
+    const options = { transport: "ws", envelope422: false, local: localMethods(socket) } as const;
     return {
       name: "ws:/node/jsonrpc",
       body: true,
-      accept(body) {
-        const plan = rpc.plan(body, { transport: "ws", envelope422: false, local });
+      acceptText(text) {
+        const plan = rpc.planText(text, options);
+        return plan && { input: plan, cost: plan.cost };
+      },
+      accept(body, text) {
+        const plan = rpc.plan(body, options, text);
         return { input: plan, cost: plan.cost };
       },
       run(plan, { requestId }) {
