@@ -1,23 +1,27 @@
 /**
- * The bench suite (npm run bench): side by side in one run on loopback, with wrk —
- *  - the limit: a raw Bun.serve answering the same bytes as the service;
- *  - the service;
- *  - the node itself (anvil, the real binary);
+ * The bench suite (npm run bench): side by side in one run on loopback, with wrk, over BENCH_ROUNDS rounds
+ * whose ratios are taken within each round (the tables show medians) —
+ *  - the limit: a raw Bun.serve answering the same bytes as the service, the request unread;
+ *  - the reading limit: the same, reading and parsing the request first;
+ *  - the service (a cache hit), with the CPU time each process spends per request;
+ *  - the node itself (anvil, the real binary), once;
  * for a small answer (~3 KB) and a large one (a block with 150 full transactions); then a bot-like mixed
- * workload that reports upstream calls per client call. Figures are ratios within this run: the machine is
- * shared and noisy, so absolute numbers from different runs do not compare.
+ * workload (p50, p99, p99.9, upstream calls per client call, beside the reading limit under the same
+ * connections) and the service's resident memory at rest and after the loads. Figures are ratios within this
+ * run: the machine is shared and noisy, so absolute numbers from different runs do not compare.
  *
  * Then the disk tier: 10,000 distinct blocks of receipts (more than the memory tier holds) read through
- * ext_getBlockReceipts and through the stream endpoint, beside the raw read speed of the store.
+ * ext_getBlockReceipts, through the stream endpoint and as JSON-RPC batches of 100 blocks, beside a raw
+ * Bun.serve streaming the same NDJSON bytes and the raw read speed of the store.
  *
  * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
  * the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS; and
  * real time (bench/realtimePhase.ts): a bot storm on a live chain, how far the head trails the node's, and
  * newHeads notification latency.
  *
- * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64),
- * BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES (default
- * "engine,disk,indexer,watch,realtime").
+ * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
+ * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
+ * (default "engine,disk,indexer,watch,realtime").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,7 +37,12 @@ import {
   freePort,
   kb,
   measure,
+  measureCpu,
+  median,
+  ROUNDS,
+  rssMb,
   SECONDS,
+  settle,
   startService,
   sumMatching,
   sumMetric,
@@ -47,6 +56,13 @@ const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
 const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
+/** A JSON-RPC batch of the bulk phase: this many blocks' receipts; sent on this many connections. */
+const BATCH_CALLS = 100;
+const BATCH_CONNECTIONS = 8;
+/** The bot-like mixed workload's clients. */
+const MIXED_CONNECTIONS = 256;
+/** How long the service rests after its start before its resident memory is read. */
+const IDLE_SETTLE_MS = 5_000;
 /** Blocks whose answers are the bench's small and large bodies: 20 and 150 transactions with calldata. */
 async function buildChain(url: string): Promise<{ small: number; large: number }> {
   const provider = new JsonRpcProvider(url, 31337, { staticNetwork: true });
@@ -104,6 +120,7 @@ async function startRaw(body: string, mode: "static" | "read") {
   }
   return {
     url,
+    pid: child.pid,
     async stop() {
       child.kill();
       await child.exited;
@@ -112,14 +129,15 @@ async function startRaw(body: string, mode: "static" | "read") {
   };
 }
 
-/** Streams a range and returns bytes and seconds. */
+/** Streams a range from `url` (the service's stream route, or the raw streaming server); bytes and seconds. */
 async function streamRange(
   url: string,
   from: number,
   to: number,
+  keep?: Uint8Array[],
 ): Promise<{ bytes: number; seconds: number; lines: number }> {
   const started = performance.now();
-  const response = await fetch(`${url}/node/stream/ext_getBlockReceipts`, {
+  const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ fromBlock: from, toBlock: to }),
@@ -131,15 +149,43 @@ async function streamRange(
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.length;
+    keep?.push(value);
     for (let at = value.indexOf(10); at >= 0; at = value.indexOf(10, at + 1)) lines++;
   }
   return { bytes, seconds: (performance.now() - started) / 1000, lines };
+}
+
+async function startRawStream(file: string) {
+  const port = freePort();
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "rawStream.ts"), String(port), file], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error("raw stream server did not start");
+      await Bun.sleep(50);
+    }
+  }
+  return {
+    url,
+    async stop() {
+      child.kill();
+      await child.exited;
+    },
+  };
 }
 
 async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-disk-"));
   let service: Awaited<ReturnType<typeof startService>> | undefined;
+  let rawStream: Awaited<ReturnType<typeof startRawStream>> | undefined;
   try {
     const call = rpc(anvil.url);
     const blob = await deployContract(anvil.url, "Blob");
@@ -169,8 +215,37 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
       CACHE_DISK_MB: "2048",
       STREAM_PREFETCH: "32",
     });
-    const cold = await streamRange(service.url, first, last);
-    const warm = await streamRange(service.url, first, last);
+    const streamUrl = `${service.url}/node/stream/ext_getBlockReceipts`;
+    const cold = await streamRange(streamUrl, first, last);
+    const sent: Uint8Array[] = [];
+    await streamRange(streamUrl, first, last, sent);
+    const ndjson = join(dataDir, "stream.ndjson");
+    writeFileSync(ndjson, Buffer.concat(sent));
+    rawStream = await startRawStream(ndjson);
+    // JSON-RPC batches of 100 blocks' receipts, the range cycled: what an indexer sends without the stream.
+    const batches = Array.from({ length: Math.ceil(DISK_BLOCKS / BATCH_CALLS) }, (_, b) =>
+      JSON.stringify(
+        Array.from({ length: Math.min(BATCH_CALLS, DISK_BLOCKS - b * BATCH_CALLS) }, (_, i) => ({
+          jsonrpc: "2.0",
+          id: i,
+          method: "ext_getBlockReceipts",
+          params: [`0x${(first + b * BATCH_CALLS + i).toString(16)}`],
+        })),
+      ),
+    );
+    const bulk: { stream: number; raw: number; batches: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const warm = await streamRange(streamUrl, first, last);
+      const raw = await streamRange(rawStream.url, first, last);
+      if (raw.bytes !== warm.bytes) throw new Error("the raw streaming server sent other bytes");
+      const batched = await measure(`${service.url}/node/jsonrpc`, batches, BATCH_CONNECTIONS);
+      if (batched.errors > 0) throw new Error(`${batched.errors} batches failed`);
+      bulk.push({
+        stream: warm.bytes / 1e6 / warm.seconds,
+        raw: raw.bytes / 1e6 / raw.seconds,
+        batches: batched.bytesPerSecond / 1e6,
+      });
+    }
     const bodies = Array.from({ length: DISK_BLOCKS }, (_, i) =>
       JSON.stringify({
         jsonrpc: "2.0",
@@ -199,6 +274,7 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
       mbPerSecond: number;
     };
     const mbps = (bytes: number, seconds: number) => fmt(bytes / 1e6 / seconds, 1);
+    const med = (f: (r: (typeof bulk)[number]) => number) => median(bulk.map(f));
     lines.push(
       "",
       `Disk tier: ${fmt(DISK_BLOCKS)} distinct final blocks of receipts (${kb(cold.bytes / DISK_BLOCKS)} a block, ${fmt(cold.bytes / 1e6, 1)} MB in all); memory tier 16 MB, so most hits come from disk (${fmt(health.cache.disk.entries)} records on disk):`,
@@ -206,12 +282,36 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
       "| measurement | req/s | MB/s | p50 | p99 |",
       "|---|---:|---:|---:|---:|",
       `| ext_getBlockReceipts over JSON-RPC, ${fmt(DISK_BLOCKS)} blocks cycled (${fmt((100 * diskHits) / (diskHits + memoryHits), 0)}% disk hits) | ${fmt(hits.requestsPerSecond)} | ${fmt(hits.bytesPerSecond / 1e6, 1)} | ${fmt(hits.p50Ms, 2)} ms | ${fmt(hits.p99Ms, 2)} ms |`,
-      `| stream endpoint, whole range, from the cache | | ${mbps(warm.bytes, warm.seconds)} | | |`,
       `| stream endpoint, whole range, first time (from the node) | | ${mbps(cold.bytes, cold.seconds)} | | |`,
       `| raw store read (LMDB + msgpack + CRC, no HTTP): ${fmt(store.records)} records | | ${fmt(store.mbPerSecond, 1)} | | |`,
+      "",
+      `Bulk reads of the cached range, ${ROUNDS} rounds side by side (medians; ratios taken within each round):`,
+      "",
+      "| measurement | MB/s | ratio |",
+      "|---|---:|---:|",
+      `| raw Bun.serve streaming the same NDJSON bytes (256 KB a pull) | ${fmt(
+        med((r) => r.raw),
+        1,
+      )} | |`,
+      `| stream endpoint, whole range, from the cache | ${fmt(
+        med((r) => r.stream),
+        1,
+      )} | ${fmt(
+        med((r) => r.stream / r.raw),
+        2,
+      )} of the raw stream |`,
+      `| JSON-RPC batches of ${BATCH_CALLS} ext_getBlockReceipts, ${BATCH_CONNECTIONS} connections | ${fmt(
+        med((r) => r.batches),
+        1,
+      )} | ${fmt(
+        med((r) => r.batches / r.stream),
+        2,
+      )} of the stream |`,
+      `| raw store read (above) | ${fmt(store.mbPerSecond, 1)} | stream: ${fmt(med((r) => r.stream) / store.mbPerSecond, 2)} of it |`,
     );
-    rows.push({ phase: "disk", blocks: DISK_BLOCKS, cold, warm, hits, diskHits, memoryHits, store });
+    rows.push({ phase: "disk", blocks: DISK_BLOCKS, cold, bulk, hits, diskHits, memoryHits, store });
   } finally {
+    await rawStream?.stop();
     await service?.stop();
     await anvil.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -222,17 +322,15 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-"));
   let service: Awaited<ReturnType<typeof startService>> | undefined;
+  const raws: Awaited<ReturnType<typeof startRaw>>[] = [];
   try {
     const { small, large } = await buildChain(anvil.url);
     await rpc(anvil.url)("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
     // The engine alone: an indexer reading the same node would take part of its time.
     service = await startService(anvil.url, dataDir, { INDEXER: "off" });
-    lines.push(
-      `wrk: ${THREADS} threads, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_S} s of warm-up; ${new Date().toISOString()}`,
-      "",
-      "| answer | target | req/s | p50 | p99 | service/limit | service/reading limit | service/node |",
-      "|---|---|---:|---:|---:|---:|---:|---:|",
-    );
+    await Bun.sleep(IDLE_SETTLE_MS);
+    const idleRss = rssMb(service.pid);
+    const sizes = [];
     for (const [name, number, full] of [
       ["small", small, false],
       ["large", large, true],
@@ -252,32 +350,70 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
       if (JSON.stringify(JSON.parse(serviceBytes)) !== JSON.stringify(JSON.parse(nodeBytes))) {
         throw new Error(`the service's ${name} answer differs from the node's`);
       }
-      const raw = await startRaw(serviceBytes, "static");
-      const limit = await measure(raw.url, [body]);
-      await raw.stop();
+      const limit = await startRaw(serviceBytes, "static");
       const reading = await startRaw(serviceBytes, "read");
-      const readLimit = await measure(reading.url, [body]);
-      await reading.stop();
-      const viaService = await measure(`${service.url}/node/jsonrpc`, [body]);
-      const direct = await measure(anvil.url, [body]);
+      raws.push(limit, reading);
       const label = `${name} (${kb(serviceBytes.length)}, eth_getBlockByNumber ${full ? "150 full txs" : "20 tx hashes"})`;
-      for (const [target, r] of [
-        ["limit: raw Bun.serve, same bytes, request unread", limit],
-        ["reading limit: raw Bun.serve, same bytes, request read and parsed", readLimit],
-        ["service (cache hit)", viaService],
-        ["node: anvil", direct],
-      ] as const) {
-        const ratios =
-          target === "service (cache hit)"
-            ? `| ${fmt(r.requestsPerSecond / limit.requestsPerSecond, 2)} | ${fmt(r.requestsPerSecond / readLimit.requestsPerSecond, 2)} | ${fmt(r.requestsPerSecond / direct.requestsPerSecond, 1)} |`
-            : "| | | |";
-        lines.push(
-          `| ${label} | ${target} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} ms | ${fmt(r.p99Ms, 2)} ms ${ratios}`,
-        );
-        rows.push({ answer: name, bytes: serviceBytes.length, target, ...r });
-        if (r.errors > 0) lines.push(`|  | (${r.errors} errors or non-2xx answers) | | | | | | |`);
-      }
+      sizes.push({ name, body, bytes: serviceBytes.length, label, limit, reading });
     }
+
+    // Side by side, round after round: each round measures every target once, and the ratios are taken
+    // within a round before their median, so that a slow moment of the machine weighs on both sides.
+    type Measured = Awaited<ReturnType<typeof measureCpu>>;
+    const runs = new Map<string, Measured[]>();
+    const take = (key: string, r: Measured) => {
+      runs.set(key, [...(runs.get(key) ?? []), r]);
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const size of sizes) {
+        take(`${size.name}/limit`, await measureCpu(size.limit.url, [size.body], size.limit.pid));
+        take(`${size.name}/reading`, await measureCpu(size.reading.url, [size.body], size.reading.pid));
+        take(
+          `${size.name}/service`,
+          await measureCpu(`${service.url}/node/jsonrpc`, [size.body], service.pid),
+        );
+      }
+      console.error(`engine round ${round + 1}/${ROUNDS} done`);
+    }
+    const anvilPid = anvil.pid;
+    lines.push(
+      `wrk: ${THREADS} threads, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_S} s of warm-up, ${ROUNDS} rounds side by side (medians); ${new Date().toISOString()}`,
+      "",
+      "| answer | target | req/s | p50 | p99 | CPU µs per request |",
+      "|---|---|---:|---:|---:|---:|",
+    );
+    const ratioLines = [
+      "",
+      "| answer | service/limit | service/reading limit | service CPU per request / reading limit's | service/node |",
+      "|---|---:|---:|---:|---:|",
+    ];
+    for (const size of sizes) {
+      const direct = await measureCpu(anvil.url, [size.body], anvilPid);
+      await settle(anvilPid);
+      const of = (target: string) => runs.get(`${size.name}/${target}`)!;
+      const med = (target: string, field: "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUs") =>
+        median(of(target).map((r) => r[field]));
+      for (const [target, title] of [
+        ["limit", "limit: raw Bun.serve, same bytes, request unread"],
+        ["reading", "reading limit: raw Bun.serve, same bytes, request read and parsed"],
+        ["service", "service (cache hit)"],
+      ] as const) {
+        lines.push(
+          `| ${size.label} | ${title} | ${fmt(med(target, "requestsPerSecond"))} | ${fmt(med(target, "p50Ms"), 2)} ms | ${fmt(med(target, "p99Ms"), 2)} ms | ${fmt(med(target, "cpuUs"), 1)} |`,
+        );
+        rows.push({ answer: size.name, bytes: size.bytes, target, rounds: of(target) });
+      }
+      lines.push(
+        `| ${size.label} | node: anvil | ${fmt(direct.requestsPerSecond)} | ${fmt(direct.p50Ms, 2)} ms | ${fmt(direct.p99Ms, 2)} ms | ${fmt(direct.cpuUs, 1)} |`,
+      );
+      rows.push({ answer: size.name, target: "node", ...direct });
+      const perRound = (f: (i: number) => number) => fmt(median(of("service").map((_, i) => f(i))), 2);
+      const rps = (target: string, i: number) => of(target)[i]!.requestsPerSecond;
+      ratioLines.push(
+        `| ${size.name} | ${perRound((i) => rps("service", i) / rps("limit", i))} | ${perRound((i) => rps("service", i) / rps("reading", i))} | ${perRound((i) => of("service")[i]!.cpuUs / of("reading")[i]!.cpuUs)} | ${fmt(med("service", "requestsPerSecond") / direct.requestsPerSecond, 0)} |`,
+      );
+    }
+    lines.push(...ratioLines);
 
     // Bots: many clients repeating the same few questions about the head.
     const wallets = anvilWallets(new JsonRpcProvider(anvil.url, 31337, { staticNetwork: true }));
@@ -288,14 +424,23 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
       { method: "eth_call", params: [{ to: account, data: "0x70a08231" }, "latest"] },
       { method: "eth_getBalance", params: [account, "latest"] },
     ].map((c, i) => JSON.stringify({ jsonrpc: "2.0", id: i, ...c }));
+    // The floor of latency at this concurrency: the reading limit under the same 256 connections.
+    const floor = await wrk({
+      url: sizes[0]!.reading.url,
+      bodies: [sizes[0]!.body],
+      connections: MIXED_CONNECTIONS,
+      threads: THREADS,
+      durationS: SECONDS,
+    });
     const before = await (await fetch(`${service.url}/metrics`)).text();
     const mixed = await wrk({
       url: `${service.url}/node/jsonrpc`,
       bodies,
-      connections: 256,
+      connections: MIXED_CONNECTIONS,
       threads: THREADS,
       durationS: SECONDS,
     });
+    const loadedRss = rssMb(service.pid);
     const after = await (await fetch(`${service.url}/metrics`)).text();
     const clientCalls =
       sumMetric(after, "gateway_requests_total") - sumMetric(before, "gateway_requests_total");
@@ -308,12 +453,25 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
       "",
       "Bot-like mixed workload (256 connections cycling eth_blockNumber, eth_getBlockByNumber latest, eth_call, eth_getBalance):",
       "",
-      "| req/s | p50 | p99 | client calls | upstream calls | upstream calls per client call | upstream HTTP requests |",
-      "|---:|---:|---:|---:|---:|---:|---:|",
-      `| ${fmt(mixed.requestsPerSecond)} | ${fmt(mixed.p50Ms, 2)} ms | ${fmt(mixed.p99Ms, 2)} ms | ${fmt(clientCalls)} | ${fmt(upstreamCalls)} | ${fmt(upstreamCalls / clientCalls, 4)} | ${fmt(upstreamHttp)} |`,
+      "| target | req/s | p50 | p99 | p99.9 | client calls | upstream calls | upstream calls per client call | upstream HTTP requests |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+      `| service | ${fmt(mixed.requestsPerSecond)} | ${fmt(mixed.p50Ms, 2)} ms | ${fmt(mixed.p99Ms, 2)} ms | ${fmt(mixed.p999Ms, 2)} ms | ${fmt(clientCalls)} | ${fmt(upstreamCalls)} | ${fmt(upstreamCalls / clientCalls, 4)} | ${fmt(upstreamHttp)} |`,
+      `| reading limit (small answer), same connections | ${fmt(floor.requestsPerSecond)} | ${fmt(floor.p50Ms, 2)} ms | ${fmt(floor.p99Ms, 2)} ms | ${fmt(floor.p999Ms, 2)} ms | | | | |`,
+      "",
+      `Resident memory of the service (embedded PostgreSQL, indexer off): ${fmt(idleRss)} MB at rest after start, ${fmt(loadedRss)} MB after the loads above.`,
     );
-    rows.push({ workload: "mixed", ...mixed, clientCalls, upstreamCalls, upstreamHttp });
+    rows.push({
+      workload: "mixed",
+      floor,
+      ...mixed,
+      clientCalls,
+      upstreamCalls,
+      upstreamHttp,
+      idleRss,
+      loadedRss,
+    });
   } finally {
+    for (const raw of raws) await raw.stop();
     await service?.stop();
     await anvil.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 /** What the bench phases share: the service as a process, wrk measurements, metric sums, number formats. */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type WrkResult, wrk } from "./wrk";
 
@@ -7,6 +8,35 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 export const THREADS = 2;
 export const WARMUP_S = 1;
 export const ROOT = join(import.meta.dir, "..");
+/** Measurements side by side are repeated this many times; the tables show medians. */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** A process's CPU time so far (user + system), in seconds (Linux clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A process's resident memory, in MB. */
+export function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+}
+
+/**
+ * Waits until the process `pid` is nearly idle (under a tenth of a core over 250 ms), at most `timeoutMs`:
+ * a node left with a backlog of answers by a measurement keeps a core busy after its clients are gone, and
+ * would slow whatever is measured next.
+ */
+export async function settle(pid: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const before = cpuSeconds(pid);
+    await Bun.sleep(250);
+    if (cpuSeconds(pid) - before < 0.025 || Date.now() > deadline) return;
+  }
+}
+
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export function freePort(): number {
   const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -45,6 +75,7 @@ export async function startService(upstream: string, dataDir: string, env: Recor
   await waitFor(`${url}/health`);
   return {
     url,
+    pid: child.pid,
     async stop() {
       child.kill("SIGTERM");
       await child.exited;
@@ -56,6 +87,20 @@ export async function measure(url: string, bodies: string[], connections = CONNE
   const threads = Math.min(THREADS, connections);
   await wrk({ url, bodies, connections, threads, durationS: WARMUP_S });
   return wrk({ url, bodies, connections, threads, durationS: SECONDS });
+}
+
+/** `measure`, with the CPU time the process `pid` spent per request, in microseconds. */
+export async function measureCpu(
+  url: string,
+  bodies: string[],
+  pid: number,
+  connections = CONNECTIONS,
+): Promise<WrkResult & { cpuUs: number }> {
+  const threads = Math.min(THREADS, connections);
+  await wrk({ url, bodies, connections, threads, durationS: WARMUP_S });
+  const before = cpuSeconds(pid);
+  const result = await wrk({ url, bodies, connections, threads, durationS: SECONDS });
+  return { ...result, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, result.requests) };
 }
 
 export function sumMetric(text: string, name: string): number {

@@ -15,6 +15,12 @@ import type { Logger } from "../log";
  */
 const POOL_SIZE = 10;
 const EMBEDDED_POOL_SIZE = 1;
+/**
+ * The embedded server's buffer pool. PostgreSQL's default (128 MB) is the largest part of an idle service's
+ * memory (measured at rest: 330 MB resident with it, about 210 MB with this); the embedded database is for
+ * development and small deployments, whose tables the OS page cache holds as well.
+ */
+const EMBEDDED_SHARED_BUFFERS_MB = 16;
 const IDLE_TIMEOUT_S = 60;
 /**
  * How long closing waits for queries still running: by then the server and the indexer have stopped, so
@@ -89,7 +95,9 @@ export async function createDatabase(options: { config: Config; log: Logger }): 
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const started = performance.now();
-  const pglite = await PGlite.create(dir);
+  const pglite = await PGlite.create(dir, {
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS_MB}MB`],
+  });
   const server = new PGLiteSocketServer({
     db: pglite,
     host: "127.0.0.1",
