@@ -96,25 +96,21 @@ async function buildChain(url: string): Promise<{ small: number; large: number }
   return { small, large };
 }
 
-async function startRaw(body: string, mode: "static" | "read") {
-  const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
-  writeFileSync(join(dir, "body.json"), body);
+/** Starts one of the bench's raw servers (`script` in bench/) on a free port; returns once it answers. */
+async function startRawProcess(script: string, args: string[], cleanup?: () => void) {
   const port = freePort();
-  const child = Bun.spawn(
-    [process.execPath, join(import.meta.dir, "rawServer.ts"), String(port), join(dir, "body.json"), mode],
-    {
-      stdout: "ignore",
-      stderr: "inherit",
-    },
-  );
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, script), String(port), ...args], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      await fetch(url, { method: "POST", body: "{}" });
+      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error("raw server did not start");
+      if (Date.now() > deadline) throw new Error(`${script} did not start`);
       await Bun.sleep(50);
     }
   }
@@ -124,9 +120,17 @@ async function startRaw(body: string, mode: "static" | "read") {
     async stop() {
       child.kill();
       await child.exited;
-      rmSync(dir, { recursive: true, force: true });
+      cleanup?.();
     },
   };
+}
+
+function startRaw(body: string, mode: "static" | "read") {
+  const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
+  writeFileSync(join(dir, "body.json"), body);
+  return startRawProcess("rawServer.ts", [join(dir, "body.json"), mode], () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
 }
 
 /** Streams a range from `url` (the service's stream route, or the raw streaming server); bytes and seconds. */
@@ -155,37 +159,11 @@ async function streamRange(
   return { bytes, seconds: (performance.now() - started) / 1000, lines };
 }
 
-async function startRawStream(file: string) {
-  const port = freePort();
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "rawStream.ts"), String(port), file], {
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error("raw stream server did not start");
-      await Bun.sleep(50);
-    }
-  }
-  return {
-    url,
-    async stop() {
-      child.kill();
-      await child.exited;
-    },
-  };
-}
-
 async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-disk-"));
   let service: Awaited<ReturnType<typeof startService>> | undefined;
-  let rawStream: Awaited<ReturnType<typeof startRawStream>> | undefined;
+  let rawStream: Awaited<ReturnType<typeof startRawProcess>> | undefined;
   try {
     const call = rpc(anvil.url);
     const blob = await deployContract(anvil.url, "Blob");
@@ -221,7 +199,7 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
     await streamRange(streamUrl, first, last, sent);
     const ndjson = join(dataDir, "stream.ndjson");
     writeFileSync(ndjson, Buffer.concat(sent));
-    rawStream = await startRawStream(ndjson);
+    rawStream = await startRawProcess("rawStream.ts", [ndjson]);
     // JSON-RPC batches of 100 blocks' receipts, the range cycled: what an indexer sends without the stream.
     const batches = Array.from({ length: Math.ceil(DISK_BLOCKS / BATCH_CALLS) }, (_, b) =>
       JSON.stringify(
