@@ -3,11 +3,15 @@
  * checked; a slow reader does not make the server hold the range in memory.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { DevChain } from "../src/upstream/devChain";
 import { calldata, deployContract, populateChain, rpc, rpcBatch } from "./support/chain";
 import { startProxy } from "./support/proxy";
 import { post, startServiceProcess, startTestService } from "./support/service";
 import { newAnvil } from "./support/shared";
+import { until } from "./support/until";
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const MB = 1024 * 1024;
@@ -60,6 +64,67 @@ describe("streams", () => {
     expect(JSON.stringify(single.json)).toBe(JSON.stringify(JSON.parse(lines[14]!).receipts));
   }, 60_000);
 
+  test("final blocks the cache holds are written as stored, with no node call; misses between them in order", async () => {
+    const proxy = startProxy(anvil.url);
+    const dataDir = mkdtempSync(join(tmpdir(), "cg-stream-"));
+    try {
+      const first = await startTestService({ upstreamUrls: [proxy.url], dataDir });
+      await until("the final block known", async () => {
+        const health = (await (await fetch(`${first.url}/health`)).json()) as any;
+        return health.head.finalized >= 200 ? true : undefined;
+      });
+      const expected = await inParallel(100, 25, (i) =>
+        nodeRaw(anvil.url, "eth_getBlockReceipts", [hex(100 + i)]),
+      );
+      const lines = expected.map((raw, i) => `{"number":${100 + i},"receipts":${raw}}\n`).join("");
+      const streamed = async (url: string) => {
+        const before = proxy.callsOf("eth_getBlockReceipts").length;
+        const text = await (
+          await fetch(`${url}/node/stream/ext_getBlockReceipts`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ fromBlock: 100, toBlock: 199 }),
+          })
+        ).text();
+        return { text, calls: proxy.callsOf("eth_getBlockReceipts").length - before };
+      };
+      // Every third block asked once: 34 of the 100 are kept.
+      for (let n = 100; n < 200; n += 3) {
+        const single = await post(`${first.url}/node/jsonrpc`, {
+          jsonrpc: "2.0",
+          id: n,
+          method: "ext_getBlockReceipts",
+          params: [hex(n)],
+        });
+        expect(single.headers.get("x-cache")).toBe("miss");
+      }
+      expect(await streamed(first.url)).toEqual({ text: lines, calls: 66 });
+      expect(await streamed(first.url)).toEqual({ text: lines, calls: 0 });
+      await first.stop();
+
+      // Restarted: the memory tier is empty and the range is read from disk, without being brought to memory.
+      const second = await startTestService({
+        upstreamUrls: [proxy.url],
+        dataDir,
+        databaseUrl: first.databaseUrl,
+      });
+      expect(await streamed(second.url)).toEqual({ text: lines, calls: 0 });
+      const ask = () =>
+        post(`${second.url}/node/jsonrpc`, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "ext_getBlockReceipts",
+          params: [hex(150)],
+        });
+      expect((await ask()).headers.get("x-cache")).toBe("disk");
+      expect((await ask()).headers.get("x-cache")).toBe("memory");
+      await second.stop();
+    } finally {
+      proxy.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   test("traces, with tags for the bounds", async () => {
     const response = await fetch(`${service}/node/stream/trace_block`, {
       method: "POST",
@@ -109,7 +174,7 @@ describe("streams", () => {
   });
 });
 
-test("a reader that stops does not make the server fetch, or hold, the rest of a ~100 MB range", async () => {
+test("a reader that stops does not make the server fetch, or hold, the rest of a ~100 MB range, from the node or from the cache", async () => {
   const big = await newAnvil();
   const blob = await deployContract(big.url, "Blob");
   const call = rpc(big.url);
@@ -133,42 +198,70 @@ test("a reader that stops does not make the server fetch, or hold, the rest of a
   const last = first + BLOCKS - 1;
   expect((await call("eth_getBlockReceipts", [hex(last)])).length).toBe(TXS);
 
+  // A reader that reads 5 MB, stops for two seconds, then reads the rest; what the server held meanwhile.
+  const stopAndGo = async (server: Awaited<ReturnType<typeof startServiceProcess>>) => {
+    const base = await server.rss();
+    const response = await fetch(`${server.url}/node/stream/ext_getBlockReceipts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ fromBlock: first, toBlock: last }),
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    let bytes = 0;
+    const read = async () => {
+      const { done, value } = await reader.read();
+      if (!done) {
+        bytes += value.length;
+        text += decoder.decode(value, { stream: true });
+      }
+      return done;
+    };
+    while (bytes < 5 * MB) await read();
+    await Bun.sleep(2_000);
+    const fetched = proxy.callsOf("eth_getBlockReceipts").length;
+    const held = (await server.rss()) - base;
+    while (!(await read())) {}
+    return { text, bytes, fetched, held };
+  };
+
   // No cache, so whatever the server holds is buffering; four blocks fetched ahead of the reader.
   const proxy = startProxy(big.url);
-  const server = await startServiceProcess({
+  const uncached = await startServiceProcess({
     upstreamUrls: [proxy.url],
     env: { CACHE_MEMORY_MB: "0", STREAM_PREFETCH: "4" },
   });
-  const base = await server.rss();
-  const response = await fetch(`${server.url}/node/stream/ext_getBlockReceipts`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ fromBlock: first, toBlock: last }),
-  });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  const read = async () => {
-    const { done, value } = await reader.read();
-    if (!done) {
-      bytes += value.length;
-      text += decoder.decode(value, { stream: true });
-    }
-    return done;
-  };
-  while (bytes < 5 * MB) await read();
-  // The reader stops. The server fetches a few blocks ahead (its prefetch, and what socket buffers take),
-  // never the rest of the range, and holds no more than that.
-  await Bun.sleep(2_000);
-  const fetched = proxy.callsOf("eth_getBlockReceipts").length;
-  const held = (await server.rss()) - base;
-  expect(fetched).toBeLessThan(BLOCKS / 2);
-  expect(held).toBeLessThan(48 * MB);
-  while (!(await read())) {}
-  const lines = text.trimEnd().split("\n");
+  const stopped = await stopAndGo(uncached);
+  await uncached.stop();
+  // The server fetches a few blocks ahead (its prefetch, and what socket buffers take), never the rest of
+  // the range, and holds no more than that.
+  expect(stopped.fetched).toBeLessThan(BLOCKS / 2);
+  expect(stopped.held).toBeLessThan(48 * MB);
+  const lines = stopped.text.trimEnd().split("\n");
   expect(lines).toHaveLength(BLOCKS);
-  expect(bytes).toBeGreaterThan(90 * MB);
+  expect(stopped.bytes).toBeGreaterThan(90 * MB);
   expect(JSON.parse(lines[BLOCKS - 1]!).number).toBe(last);
-  await server.stop();
+
+  // From the cache (final blocks, on disk and partly in memory) the stream runs at the reader's pace too.
+  await call("anvil_mine", [hex(80)]);
+  const cached = await startServiceProcess({ upstreamUrls: [proxy.url], env: { CACHE_MEMORY_MB: "16" } });
+  await until("the range final", async () => {
+    const health = (await (await fetch(`${cached.url}/health`)).json()) as any;
+    return health.head.finalized >= last ? true : undefined;
+  });
+  const filled = await (
+    await fetch(`${cached.url}/node/stream/ext_getBlockReceipts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ fromBlock: first, toBlock: last }),
+    })
+  ).text();
+  expect(filled).toBe(stopped.text);
+  const calls = proxy.callsOf("eth_getBlockReceipts").length;
+  const again = await stopAndGo(cached);
+  await cached.stop();
+  expect(again.fetched).toBe(calls);
+  expect(again.held).toBeLessThan(48 * MB);
+  expect(again.text).toBe(stopped.text);
 }, 300_000);

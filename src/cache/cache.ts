@@ -41,6 +41,12 @@ export interface Cache {
   /** Whether an answer to these params could ever be kept (else lookups are skipped). */
   cacheable(policy: MethodPolicy, params: unknown[]): boolean;
   lookup(key: string, policy: MethodPolicy): { body: RawJson; tier: CacheTier } | undefined;
+  /**
+   * Hands a final answer as kept to `use`, for a bulk stream: neither made recent in memory nor brought
+   * there from disk, so a long range read once does not push out what is read often. Bytes from disk are
+   * valid only during the call (copy them, don't keep them).
+   */
+  readFinal(key: string, use: (body: RawJson) => void): boolean;
   /** Keeps an answer as its policy allows; returns the form it is kept in (bytes when large). */
   store(key: string, policy: MethodPolicy, params: unknown[], raw: string): RawJson | undefined;
 }
@@ -158,6 +164,20 @@ export function createCache(options: {
       const body = bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes);
       memory.set(key, { body, final: true });
       return { body, tier: "disk" };
+    },
+
+    readFinal(key, use) {
+      const entry = memory.peek(key);
+      if (entry?.final) {
+        events?.lookup?.("memory", true);
+        use(entry.body);
+        return true;
+      }
+      events?.lookup?.("memory", false);
+      if (!disk) return false;
+      const found = disk.read(key, use);
+      events?.lookup?.("disk", found);
+      return found;
     },
 
     store(key, policy, params, raw) {

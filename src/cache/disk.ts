@@ -51,6 +51,8 @@ interface OrderEntry {
 
 export interface DiskTier {
   get(key: string): Uint8Array | undefined;
+  /** Hands a record's body to `use` without a copy: the bytes are valid only during the call. */
+  read(key: string, use: (body: Uint8Array) => void): boolean;
   set(key: string, body: Uint8Array): void;
   /** Bytes of pages in use, and the data file's size. */
   usage(): { usedBytes: number; fileBytes: number; entries: number };
@@ -81,15 +83,19 @@ export function createDiskTier(options: {
   let evicting = false;
 
   // A write that fails (a full disk, say) loses a cache entry, nothing more: the answer was already given.
-  let lastWriteWarning = 0;
-  const writeFailed = (error: unknown) => {
-    if (Date.now() - lastWriteWarning > 60_000) {
-      lastWriteWarning = Date.now();
-      log.warn("disk cache write failed", { error });
-    }
+  // A read that fails is a miss: the node still answers. Each is logged at most once a minute.
+  const warnEveryMinute = (message: string) => {
+    let last = 0;
+    return (error: unknown) => {
+      if (Date.now() - last < 60_000) return;
+      last = Date.now();
+      log.warn(message, { error });
+    };
   };
+  const writeFailed = warnEveryMinute("disk cache write failed");
+  const readFailed = warnEveryMinute("disk cache read failed");
 
-  const digest = (key: string) => new Bun.CryptoHasher("sha1").update(key).digest("hex");
+  const digest = (key: string) => Bun.SHA1.hash(key, "hex") as string;
   const orderKey = (): OrderKey => [Date.now(), process.pid, sequence++];
 
   function pagesInUse(): number {
@@ -162,36 +168,52 @@ export function createDiskTier(options: {
     }
   }
 
+  /** Reads a record's body into `use` (a view of LMDB's read buffer, valid only during the call). */
+  function read(key: string, use: (body: Uint8Array) => void): boolean {
+    const dk = digest(key);
+    let raw: Uint8Array | undefined;
+    try {
+      raw = records.getBinaryFast(dk);
+    } catch (error) {
+      readFailed(error);
+      return false;
+    }
+    if (!raw) return false;
+    const record = decode(raw);
+    if (
+      !record ||
+      record.version !== RECORD_VERSION ||
+      record.key !== key ||
+      Bun.hash.crc32(record.body) !== record.crc
+    ) {
+      options.onBadRecord?.();
+      void records.remove(dk);
+      return false;
+    }
+    if (Date.now() - record.order[0] > TOUCH_AFTER_MS) {
+      const touched = orderKey();
+      const body = new Uint8Array(record.body);
+      env
+        .transaction(() => {
+          order.put(touched, { digest: dk, size: body.length + key.length });
+          records.put(dk, packr.pack({ ...record, body, order: touched }));
+        })
+        .catch(writeFailed);
+    }
+    use(record.body);
+    return true;
+  }
+
   return {
     get(key) {
-      const dk = digest(key);
-      const raw = records.getBinaryFast(dk);
-      if (!raw) return undefined;
-      const record = decode(raw);
-      if (
-        !record ||
-        record.version !== RECORD_VERSION ||
-        record.key !== key ||
-        Bun.hash.crc32(record.body) !== record.crc
-      ) {
-        options.onBadRecord?.();
-        void records.remove(dk);
-        return undefined;
-      }
+      let body: Uint8Array | undefined;
       // getBinaryFast's buffer is reused by the next read: keep a copy.
-      const body = new Uint8Array(record.body);
-      if (Date.now() - record.order[0] > TOUCH_AFTER_MS) {
-        const touched = orderKey();
-        const size = body.length + key.length;
-        env
-          .transaction(() => {
-            order.put(touched, { digest: dk, size });
-            records.put(dk, packr.pack({ ...record, body, order: touched }));
-          })
-          .catch(writeFailed);
-      }
+      read(key, (bytes) => {
+        body = new Uint8Array(bytes);
+      });
       return body;
     },
+    read,
     set(key, body) {
       // One answer never takes more than its share of the budget (nor pushes out the rest).
       if (body.length > maxBytes / MAX_ENTRY_SHARE) return;

@@ -18,6 +18,8 @@ export interface CacheEntry {
 
 export interface MemoryTier {
   get(key: string): CacheEntry | undefined;
+  /** The entry without making it recent: bulk reads must not reorder what stays. */
+  peek(key: string): CacheEntry | undefined;
   set(key: string, entry: CacheEntry, ttlMs?: number): void;
   delete(key: string): void;
   /** Drops the entries about unfinalized blocks at or above a height (a reorg). */
@@ -38,6 +40,7 @@ export function createMemoryTier(options: { maxBytes: number; onEvict?: () => vo
   });
   return {
     get: (key) => lru.get(key),
+    peek: (key) => lru.peek(key),
     set: (key, entry, ttlMs) => void lru.set(key, entry, ttlMs ? { ttl: ttlMs } : undefined),
     delete: (key) => void lru.delete(key),
     dropFrom(height) {

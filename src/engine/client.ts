@@ -32,6 +32,12 @@ export interface NodeClient {
    * assembled from the block's transaction receipts (engine/methods.ts).
    */
   call(method: string, params: unknown[]): NodeResult | Promise<NodeResult>;
+  /**
+   * Hands the final answer the cache holds for this call to `use` and returns true, else false: no node
+   * call, no tag resolution, the memory tier left as it was (bulk streams read history this way, then
+   * `call` what is missing). Bytes are valid only during `use`.
+   */
+  readStored(method: string, params: unknown[], use: (raw: RawJson) => void): boolean;
   /** The traces of the block at a node-form number. */
   blockTraces(block: string): Promise<BlockTraces>;
 }

@@ -105,6 +105,9 @@ export function createEngine(options: {
     return { params: out, minBlock: r.hex };
   }
 
+  /** Canonical: normalized params (lower-case hex, tags resolved) and the method. */
+  const keyOf = (method: string, params: unknown[]) => `${method}\u0000${fastJson(params)}`;
+
   const engine: NodeClient = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
     call(method, params): NodeResult | Promise<NodeResult> {
@@ -117,8 +120,7 @@ export function createEngine(options: {
         }
       }
       const prepared = prepare(method, params);
-      // Canonical: normalized params (lower-case hex, tags resolved) and the method.
-      const key = `${method}\u0000${fastJson(prepared.params)}`;
+      const key = keyOf(method, prepared.params);
       const policy = METHODS[method];
       const cached = cache && policy && cache.cacheable(policy, prepared.params);
       if (cached) {
@@ -148,6 +150,11 @@ export function createEngine(options: {
           upstream: result.upstream || undefined,
         }),
       );
+    },
+    readStored(method, params, use) {
+      const policy = METHODS[method];
+      if (!cache || !policy || !cache.cacheable(policy, params)) return false;
+      return cache.readFinal(keyOf(method, params), use);
     },
     blockTraces: (block) => methods.blockTraces(block),
   };

@@ -33,6 +33,7 @@ import {
   rpcErrorText,
   rpcIdentity,
 } from "./answer";
+import { createGather } from "./gather";
 import type { Guard, Handler } from "./guard";
 import { createParamsMemo } from "./paramsMemo";
 import { type CallText, readCalls } from "./rpcText";
@@ -280,30 +281,43 @@ export function createJsonRpc(options: {
       const { calls, options } = plan;
       const running: (Answer | Promise<Answer>)[] = [];
       let next = 0;
-      const collect = createCollector();
       const fill = () => {
         while (running.length < STREAMED_BATCH_WINDOW && next < calls.length) {
           running.push(run(calls[next++]!, requestId, options.transport));
         }
       };
-      // A direct stream writes each part (text, or the bytes a cache tier holds) to the socket as it is,
-      // and waits for the socket when it has taken enough.
+      // A direct stream, written through a gather (http/gather.ts); it waits for the reader when the
+      // response's buffer is full.
       return new ReadableStream<Uint8Array>({
         type: "direct",
         async pull(controller: ReadableStreamDirectController) {
+          const out = createGather(controller);
+          const collect = createCollector();
           fill();
           for (let i = 0; running.length > 0; i++) {
             const head = running.shift()!;
-            const answer = head instanceof Promise ? await head : head;
+            let answer: Answer;
+            if (head instanceof Promise) {
+              // What is gathered goes out while the call runs.
+              out.flush();
+              answer = await head;
+            } else answer = head;
             fill();
-            controller.write(i === 0 ? "[" : ",");
+            out.ascii(i === 0 ? "[" : ",");
             for (const part of answer.parts) {
-              controller.write(part);
-              collect(part.length);
+              out.raw(part);
+              // A memory hit is kept anyway; anything else was made for this answer (collector.ts).
+              if (answer.source !== "memory") collect(part.length);
             }
-            await controller.flush();
+            const drained = out.drained();
+            if (drained !== true && !(await drained)) {
+              next = calls.length;
+              running.length = 0;
+              return;
+            }
           }
-          controller.write("]");
+          out.ascii("]");
+          out.flush();
           controller.close();
         },
         cancel() {

@@ -3,9 +3,12 @@
  * /node/stream/trace_block with `{fromBlock, toBlock}` answer NDJSON, one line per block in order:
  * `{"number":N,"receipts":[...]}` (or `"traces"`), each equal to the single call's answer for that block.
  *
- * Lines come from the cache where present and from the node otherwise (through the engine, so concurrent
- * blocks go upstream as batches). The reader drives the stream: at most STREAM_PREFETCH blocks are fetched
- * ahead of what it has read, so a slow reader never makes the service hold the whole range.
+ * A final block the cache holds is written as stored, copied once from the memory tier or the disk tier's
+ * read buffer, without making it recent in memory (a range read once must not push out what bots read
+ * often). Other blocks go through the engine, so concurrent blocks go upstream as batches: after a miss the
+ * next STREAM_PREFETCH blocks are asked together. The reader drives the stream: nothing is read or fetched
+ * beyond that window while the response's buffer is full, so a slow reader never makes the service hold
+ * the whole range.
  *
  * A block that cannot be read once the stream has begun ends it with an error line
  * `{"number":N,"error":{code,message}}` (the status line is already sent).
@@ -28,6 +31,7 @@ import type { OperationTable } from "../operations/table";
 import { BlockRef } from "../schemas";
 import { compile } from "../validation";
 import { REST } from "./answer";
+import { createGather } from "./gather";
 import type { Guard, Handler } from "./guard";
 
 export const StreamBody = T.Object({ fromBlock: BlockRef, toBlock: BlockRef });
@@ -54,10 +58,6 @@ export const STREAMS: StreamSpec[] = [
     summary: "Traces of a range of blocks as NDJSON, one line per block in order: {number, traces}",
   },
 ];
-
-const encoder = new TextEncoder();
-/** Lines at hand are handed over together, up to this many bytes a pull. */
-const PULL_BYTES = 256 * 1024;
 
 export function streamRoutes(options: {
   table: OperationTable;
@@ -103,12 +103,13 @@ export function streamRoutes(options: {
     }
     let next = from;
     const ahead: Item[] = [];
-    const collect = createCollector();
+    /** Starts the calls for the blocks after a miss, up to STREAM_PREFETCH, so they go upstream together. */
     const fill = () => {
       while (ahead.length < prefetch && next <= to) {
         const item: Item = { number: next++ };
         try {
-          const run = op.run(op.prepare([quantity(item.number)]));
+          // Node-form params made here: nothing to validate.
+          const run = op.run([quantity(item.number)]);
           if (run instanceof Promise) {
             item.pending = run.then((r) => r.raw);
             // Errors are reported in order, when the reader gets to them.
@@ -122,58 +123,65 @@ export function streamRoutes(options: {
         ahead.push(item);
       }
     };
-    const line = (item: Item, raw: RawJson) => {
-      const head = encoder.encode(`{"number":${item.number},"${member}":`);
-      const body = typeof raw === "string" ? encoder.encode(raw) : raw;
-      const out = new Uint8Array(head.length + body.length + 2);
-      out.set(head, 0);
-      out.set(body, head.length);
-      out.set([125, 10], head.length + body.length); // "}\n"
-      return out;
+    const stop = () => {
+      ahead.length = 0;
+      next = to + 1n;
     };
-    return new ReadableStream<Uint8Array>(
-      {
-        async pull(controller) {
-          fill();
-          let bytes = 0;
-          // Every line already at hand goes in this pull (up to a bound); only an empty pull waits.
-          while (ahead.length > 0 && bytes < PULL_BYTES) {
-            const item = ahead[0]!;
-            if (item.raw === undefined && item.error === undefined) {
-              if (bytes > 0) break;
+    // A direct stream, written through a gather (http/gather.ts): cached bytes are copied once, from where
+    // they are read; a write that fills the response's buffer makes the loop wait for the reader.
+    return new ReadableStream({
+      type: "direct",
+      async pull(controller) {
+        const out = createGather(controller);
+        // Answers read through the engine leave garbage behind (copies, decoded text), those read as stored
+        // none: only the first count towards a collection (collector.ts).
+        const collect = createCollector();
+        let number = 0n;
+        const writeLine = (raw: RawJson) => {
+          out.ascii(`{"number":${number},"${member}":`);
+          out.raw(raw);
+          out.ascii("}\n");
+        };
+        while (next <= to || ahead.length > 0) {
+          if (ahead.length === 0) {
+            number = next;
+            // A final answer kept is written from the cache as stored.
+            if (op.readStored?.([quantity(number)], writeLine)) next++;
+            else fill();
+          }
+          if (ahead.length > 0) {
+            const item = ahead.shift()!;
+            if (item.pending) {
+              // A miss: what is gathered goes out while it is fetched, and the calls after it are kept
+              // STREAM_PREFETCH ahead. Past a run of hits the window drains and reads go back to the cache.
+              fill();
+              out.flush();
               try {
                 item.raw = await item.pending;
               } catch (error) {
                 item.error = error;
               }
             }
-            ahead.shift();
             if (item.error !== undefined) {
               const e: ServiceError = toServiceError(item.error);
               if (e instanceof InternalError)
                 log.error("stream failed", { operation: op.method, error: item.error });
-              controller.enqueue(encoder.encode(`{"number":${item.number},"error":${e.rpcErrorJson()}}\n`));
-              controller.close();
-              ahead.length = 0;
-              next = to + 1n;
-              return;
+              out.text(`{"number":${item.number},"error":${e.rpcErrorJson()}}\n`);
+              stop();
+              break;
             }
-            const out = line(item, item.raw!);
-            controller.enqueue(out);
-            bytes += out.length;
-            collect(out.length);
-            fill();
+            number = item.number;
+            writeLine(item.raw!);
+            collect(item.raw!.length);
           }
-          if (ahead.length === 0 && next > to) controller.close();
-        },
-        cancel() {
-          ahead.length = 0;
-          next = to + 1n;
-        },
+          const drained = out.drained();
+          if (drained !== true && !(await drained)) return stop();
+        }
+        out.flush();
+        await controller.end();
       },
-      // Little buffered beyond one pull: the rest is fetched (within the prefetch window) as the reader takes it.
-      { highWaterMark: 1 },
-    );
+      cancel: stop,
+    });
   }
 
   /** The body's range, checked: at most STREAM_MAX_BLOCKS blocks, tags resolved. */

@@ -8,6 +8,7 @@ import { Type as T, type TSchema } from "@sinclair/typebox";
 import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import type { NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
+import type { RawJson } from "../json";
 import {
   Address,
   Block,
@@ -113,6 +114,8 @@ export function createNodeOperations(options: { node: NodeClient; head: ChainHea
     return Number((blocks + LOG_BLOCKS_PER_TOKEN - 1n) / LOG_BLOCKS_PER_TOKEN);
   }
   const pass = (method: string) => (params: unknown[]) => node.call(method, params);
+  const stored = (method: string) => (params: unknown[], use: (raw: RawJson) => void) =>
+    node.readStored(method, params, use);
 
   const ops: Operation[] = [
     defineOperation({
@@ -260,6 +263,7 @@ export function createNodeOperations(options: { node: NodeClient; head: ChainHea
         response: NullOr(T.Array(Receipt)),
       },
       run: pass("eth_getBlockReceipts"),
+      readStored: stored("eth_getBlockReceipts"),
     }),
     defineOperation({
       method: "eth_getTransactionReceipt",
@@ -289,6 +293,7 @@ export function createNodeOperations(options: { node: NodeClient; head: ChainHea
         response: NullOr(T.Array(Trace)),
       },
       run: pass("trace_block"),
+      readStored: stored("trace_block"),
     }),
     defineOperation({
       method: "trace_transaction",

@@ -47,6 +47,11 @@ export interface OperationSpec {
   /** Synchronous when the answer is at hand (a cache hit), else a Promise. */
   run: (params: unknown[]) => OperationResult | Promise<OperationResult>;
   /**
+   * Hands the final answer already kept for these node-form params to `use` without running anything
+   * (bulk streams); false when none is kept. Bytes are valid only during `use`.
+   */
+  readStored?: (params: unknown[], use: (raw: RawJson) => void) => boolean;
+  /**
    * What a call costs in rate-limit tokens, from its params in the node's form (docs/interface.md §9);
    * without it, one token.
    */
