@@ -7,12 +7,14 @@
  *  - the node itself (anvil, the real binary), once;
  * for a small answer (~3 KB) and a large one (a block with 150 full transactions); then a bot-like mixed
  * workload (p50, p99, p99.9, upstream calls per client call, beside the reading limit under the same
- * connections) and the service's resident memory at rest and after the loads. Figures are ratios within this
+ * connections), the service's resident memory at rest and after the loads, and its garbage collections
+ * under the small hit and the mixed workload (an instance of its own with JSC's GC log on). Figures are ratios within this
  * run: the machine is shared and noisy, so absolute numbers from different runs do not compare.
  *
  * Then the disk tier: 10,000 distinct blocks of receipts (more than the memory tier holds) read through
  * ext_getBlockReceipts, through the stream endpoint and as JSON-RPC batches of 100 blocks, beside a raw
- * Bun.serve streaming the same NDJSON bytes and the raw read speed of the store.
+ * Bun.serve streaming the same NDJSON bytes (passes alternating, with each server's CPU per line) and the
+ * raw read speed of the store.
  *
  * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
  * the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS; and
@@ -466,6 +468,44 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
       "",
       `Resident memory of the service (embedded PostgreSQL, indexer off): ${fmt(idleRss)} MB at rest after start, ${fmt(loadedRss)} MB after the loads above.`,
     );
+    // GC, on an instance of its own with JSC's GC log on (the log costs a little): the small hit, then the
+    // mixed workload, each measured after its warm-up.
+    const gcDir = mkdtempSync(join(tmpdir(), "cg-bench-gc-"));
+    const gcService = await startService(anvil.url, gcDir, { INDEXER: "off" }, { gcLog: true });
+    try {
+      const gcLines: string[] = [];
+      for (const [name, url, gcBodies, connections] of [
+        ["small hit", `${gcService.url}/node/jsonrpc`, [sizes[0]!.body], CONNECTIONS],
+        ["mixed workload", `${gcService.url}/node/jsonrpc`, bodies, MIXED_CONNECTIONS],
+      ] as const) {
+        await wrk({ url, bodies: [...gcBodies], connections, threads: THREADS, durationS: WARMUP_S });
+        const g0 = gcService.gc(true);
+        const r = await wrk({
+          url,
+          bodies: [...gcBodies],
+          connections,
+          threads: THREADS,
+          durationS: SECONDS,
+        });
+        const g1 = gcService.gc();
+        const pauseMs = g1.pauseMs - g0.pauseMs;
+        gcLines.push(
+          `| ${name} | ${fmt(r.requestsPerSecond)} | ${fmt(g1.eden - g0.eden)} / ${fmt(g1.full - g0.full)} | ${fmt(pauseMs / SECONDS, 1)} ms (${fmt(pauseMs / SECONDS / 10, 1)}%) | ${fmt(g1.maxPauseMs, 1)} ms | ${fmt((pauseMs * 1000) / r.requests, 2)} µs |`,
+        );
+        rows.push({ workload: `gc/${name}`, requests: r.requests, seconds: SECONDS, g0, g1 });
+      }
+      lines.push(
+        "",
+        `Garbage collection (a separate instance with JSC's GC log on; ${SECONDS} s after ${WARMUP_S} s of warm-up):`,
+        "",
+        "| load | req/s | collections (eden / full) | pauses per second of load (share of wall time) | longest pause | pause per request |",
+        "|---|---:|---:|---:|---:|---:|",
+        ...gcLines,
+      );
+    } finally {
+      await gcService.stop();
+      rmSync(gcDir, { recursive: true, force: true });
+    }
     rows.push({
       workload: "mixed",
       floor,

@@ -56,7 +56,26 @@ export async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
-export async function startService(upstream: string, dataDir: string, env: Record<string, string> = {}) {
+/** What JSC's GC log (BUN_JSC_logGC) says of the collections so far. */
+export interface GcTotals {
+  /** Eden (young) and full collections started. */
+  eden: number;
+  full: number;
+  /** Sum and longest of the stop-the-world pauses (JSC's `p=`, one a collection step), in ms. */
+  pauseMs: number;
+  maxPauseMs: number;
+}
+
+/**
+ * The service as a process. With `gcLog`, it runs with JSC's GC log on (one stderr line a collection,
+ * parsed here, not shown): for a measurement of its own, as the log costs a little.
+ */
+export async function startService(
+  upstream: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { gcLog?: boolean } = {},
+) {
   const port = freePort();
   const child = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts")], {
     env: {
@@ -66,21 +85,53 @@ export async function startService(upstream: string, dataDir: string, env: Recor
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
       BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+      ...(options.gcLog ? { BUN_JSC_logGC: "1" } : {}),
       ...env,
     },
     stdout: "inherit",
-    stderr: "inherit",
+    stderr: options.gcLog ? "pipe" : "inherit",
   });
+  const totals: GcTotals = { eden: 0, full: 0, pauseMs: 0, maxPauseMs: 0 };
+  if (options.gcLog) void readGcLog(child.stderr as ReadableStream<Uint8Array>, totals);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/health`);
   return {
     url,
     pid: child.pid,
+    /** The GC totals so far; `restart` starts the longest pause over (for a window's own). */
+    gc(restart = false): GcTotals {
+      const copy = { ...totals };
+      if (restart) totals.maxPauseMs = 0;
+      return copy;
+    },
     async stop() {
       child.kill("SIGTERM");
       await child.exited;
     },
   };
+}
+
+async function readGcLog(stream: ReadableStream<Uint8Array>, totals: GcTotals) {
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of stream) {
+    pending += decoder.decode(chunk, { stream: true });
+    const lines = pending.split("\n");
+    pending = lines.pop()!;
+    for (const line of lines) {
+      if (!line.startsWith("[GC<") && !line.startsWith("GC END") && !line.startsWith("Requesting GC")) {
+        process.stderr.write(`${line}\n`);
+        continue;
+      }
+      if (line.includes("=> EdenCollection")) totals.eden++;
+      if (line.includes("=> FullCollection")) totals.full++;
+      const pause = /\bp=([\d.]+)ms/.exec(line);
+      if (pause) {
+        totals.pauseMs += Number(pause[1]);
+        totals.maxPauseMs = Math.max(totals.maxPauseMs, Number(pause[1]));
+      }
+    }
+  }
 }
 
 export async function measure(url: string, bodies: string[], connections = CONNECTIONS): Promise<WrkResult> {
