@@ -64,7 +64,7 @@ describe("streams", () => {
     expect(JSON.stringify(single.json)).toBe(JSON.stringify(JSON.parse(lines[14]!).receipts));
   }, 60_000);
 
-  test("final blocks the cache holds are written as stored, with no node call; misses between them in order", async () => {
+  test("final blocks the cache holds are written as stored (streams and long batches), with no node call; misses between them in order", async () => {
     const proxy = startProxy(anvil.url);
     const dataDir = mkdtempSync(join(tmpdir(), "cg-stream-"));
     try {
@@ -109,6 +109,18 @@ describe("streams", () => {
         databaseUrl: first.databaseUrl,
       });
       expect(await streamed(second.url)).toEqual({ text: lines, calls: 0 });
+      // A long JSON-RPC batch of the same blocks (streamed, past 16 calls) is written the same way.
+      const ids = expected.map((_, i) => (i % 2 === 0 ? 100 + i : `"b${100 + i}"`));
+      const before = proxy.callsOf("eth_getBlockReceipts").length;
+      const batch = await post(
+        `${second.url}/node/jsonrpc`,
+        `[${ids.map((id, i) => `{"jsonrpc":"2.0","id":${id},"method":"ext_getBlockReceipts","params":["${hex(100 + i)}"]}`).join(",")}]`,
+        { raw: true },
+      );
+      expect(batch.text).toBe(
+        `[${expected.map((raw, i) => `{"jsonrpc":"2.0","id":${ids[i]},"result":${raw}}`).join(",")}]`,
+      );
+      expect(proxy.callsOf("eth_getBlockReceipts").length).toBe(before);
       const ask = () =>
         post(`${second.url}/node/jsonrpc`, {
           jsonrpc: "2.0",
