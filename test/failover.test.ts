@@ -101,6 +101,14 @@ describe("failover between two upstreams", () => {
     });
   }
 
+  const bothInRotation = () =>
+    until("both upstreams back in rotation", async () => {
+      const health = (await (await fetch(`${service}/health`)).json()) as any;
+      return health.upstream.upstreams.every((u: { state: string }) => u.state === "closed")
+        ? true
+        : undefined;
+    });
+
   test("healthy: the first upstream answers", async () => {
     expect(await askAll()).toEqual(new Set(["upstream-1"]));
   });
@@ -166,6 +174,8 @@ describe("failover between two upstreams", () => {
   }, 30_000);
 
   test("hangs bounded by the deadline when both hang: 504 over REST", async () => {
+    // Both in rotation first: a circuit the previous test left open would make this "no upstream" (502).
+    await bothInRotation();
     first.mode = faults.hang();
     second.mode = faults.hang();
     const started = performance.now();
@@ -176,12 +186,7 @@ describe("failover between two upstreams", () => {
 
   test("/metrics counts the failures and the upstreams' state", async () => {
     // The previous test left both circuits open; the probes close them.
-    await until("both upstreams back in rotation", async () => {
-      const health = (await (await fetch(`${service}/health`)).json()) as any;
-      return health.upstream.upstreams.every((u: { state: string }) => u.state === "closed")
-        ? true
-        : undefined;
-    });
+    await bothInRotation();
     const text = await (await fetch(`${service}/metrics`)).text();
     expect(
       metric(text, "gateway_upstream_http_requests_total", { upstream: "upstream-1", outcome: "error" }),
