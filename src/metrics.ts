@@ -17,12 +17,28 @@ import {
 
 /** What the cache gauges read when scraped. */
 export interface CacheFigures {
-  memory: { bytes: number; entries: number };
-  disk?: { usedBytes: number; entries: number };
+  memory: { bytes: number; entries: number; budgetBytes: number };
+  disk?: { usedBytes: number; entries: number; budgetBytes: number };
+}
+
+/** What the head gauges read when scraped. */
+export interface HeadFigures {
+  number?: number;
+  /** The head block's own timestamp, in seconds since the epoch. */
+  timestamp?: number;
+  finalized?: number;
+  /** The last block in the index (this instance's, or the leader's it follows). */
+  indexed?: number;
+}
+
+/** Where the gauges read at scrape time get their figures. */
+export interface Sources {
+  cache(): CacheFigures;
+  head(): HeadFigures;
 }
 
 export function createMetrics() {
-  let cacheFigures: (() => CacheFigures) | undefined;
+  let sources: Sources | undefined;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gateway_" });
   const registers = [registry];
@@ -131,10 +147,22 @@ export function createMetrics() {
       labelNames: ["tier"] as const,
       registers,
       collect() {
-        const figures = cacheFigures?.();
+        const figures = sources?.cache();
         if (!figures) return;
         this.set({ tier: "memory" }, figures.memory.bytes);
         if (figures.disk) this.set({ tier: "disk" }, figures.disk.usedBytes);
+      },
+    }),
+    cacheBudget: new Gauge({
+      name: "gateway_cache_budget_bytes",
+      help: "Bytes each tier may hold (CACHE_MEMORY_MB, CACHE_DISK_MB)",
+      labelNames: ["tier"] as const,
+      registers,
+      collect() {
+        const figures = sources?.cache();
+        if (!figures) return;
+        this.set({ tier: "memory" }, figures.memory.budgetBytes);
+        if (figures.disk) this.set({ tier: "disk" }, figures.disk.budgetBytes);
       },
     }),
     cacheEntries: new Gauge({
@@ -143,15 +171,42 @@ export function createMetrics() {
       labelNames: ["tier"] as const,
       registers,
       collect() {
-        const figures = cacheFigures?.();
+        const figures = sources?.cache();
         if (!figures) return;
         this.set({ tier: "memory" }, figures.memory.entries);
         if (figures.disk) this.set({ tier: "disk" }, figures.disk.entries);
       },
     }),
-    /** Names where the cache gauges read their figures. */
-    observeCache(source: () => CacheFigures) {
-      cacheFigures = source;
+    headBlock: new Gauge({
+      name: "gateway_head_block",
+      help: "The head block the service serves as latest",
+      registers,
+      collect() {
+        const n = sources?.head().number;
+        if (n !== undefined) this.set(n);
+      },
+    }),
+    headAge: new Gauge({
+      name: "gateway_head_age_seconds",
+      help: "Seconds since the head block's own timestamp (grows while the chain or its upstreams stall)",
+      registers,
+      collect() {
+        const t = sources?.head().timestamp;
+        if (t !== undefined) this.set(Math.max(0, Date.now() / 1000 - t));
+      },
+    }),
+    finalizedBlock: new Gauge({
+      name: "gateway_finalized_block",
+      help: "The last final block: nothing at or below it can be reorganized away",
+      registers,
+      collect() {
+        const n = sources?.head().finalized;
+        if (n !== undefined) this.set(n);
+      },
+    }),
+    /** Names where the gauges read at scrape time get their figures. */
+    observe(from: Sources) {
+      sources = from;
     },
     wsConnections: new Gauge({
       name: "gateway_ws_connections",
@@ -220,6 +275,21 @@ export function createMetrics() {
     indexedHead: new Gauge({
       name: "gateway_indexer_last_block",
       help: "The last block written to the index by this instance",
+      registers,
+    }),
+    indexerLag: new Gauge({
+      name: "gateway_indexer_lag_blocks",
+      help: "Blocks between the head and the last block in the index",
+      registers,
+      collect() {
+        const { number, indexed } = sources?.head() ?? {};
+        if (number !== undefined && indexed !== undefined) this.set(Math.max(0, number - indexed));
+      },
+    }),
+    dbQuerySeconds: new Histogram({
+      name: "gateway_db_query_seconds",
+      help: "Duration of the database calls requests make (a retried call counts once, retry included)",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
     indexerReorgs: new Counter({
@@ -303,6 +373,11 @@ export class FastCounter<L extends string> {
       this.children.push(child);
     }
     return child;
+  }
+
+  /** Every label combination counted so far, and its count. */
+  entries(): readonly { labels: Record<L, string>; value: number }[] {
+    return this.children;
   }
 
   /** prom-client's Metric interface: what the registry prints. */

@@ -24,10 +24,11 @@ import { createAuth } from "./http/auth";
 import { createGuard } from "./http/guard";
 import { createHealth } from "./http/health";
 import { createRateLimiter } from "./http/rateLimit";
+import { createStatus } from "./http/status";
 import { watchFilterRouteSpecs } from "./http/watchFilters";
 import { startIndexer } from "./indexer/indexer";
 import type { Logger } from "./log";
-import { createMetrics } from "./metrics";
+import { createMetrics, type Sources } from "./metrics";
 import { createNodeOperations } from "./operations/node";
 import { createStatsOperations } from "./operations/stats";
 import { createOperationTable } from "./operations/table";
@@ -175,8 +176,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
       hash: string;
     };
+    const memoryBudget = Math.max(config.cacheMemoryMb, 1) * 1024 * 1024;
     const memory = createMemoryTier({
-      maxBytes: Math.max(config.cacheMemoryMb, 1) * 1024 * 1024,
+      maxBytes: memoryBudget,
       onEvict: () => metrics.cacheEvictions.inc({ tier: "memory" }),
     });
     let disk: DiskTier | undefined;
@@ -191,10 +193,6 @@ export async function startService(config: Config, log: Logger): Promise<Service
       const openDisk = disk;
       cleanups.push(() => openDisk.close());
     }
-    metrics.observeCache(() => ({
-      memory: { bytes: memory.bytes, entries: memory.entries },
-      disk: disk?.usage(),
-    }));
     const cache = createCache({
       chain: head,
       memory,
@@ -222,6 +220,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
         events: {
           timeout: () => metrics.dbStatementTimeouts.inc(),
           retry: () => metrics.dbRetries.inc(),
+          done: (seconds) => metrics.dbQuerySeconds.observe(seconds),
         },
       });
     const blocks = guarded(createBlockQueries(database.sql), "all");
@@ -285,11 +284,32 @@ export async function startService(config: Config, log: Logger): Promise<Service
       },
     });
     cleanups.push(() => indexer.stop());
+    const figures: Sources = {
+      cache: () => ({
+        memory: { bytes: memory.bytes, entries: memory.entries, budgetBytes: memoryBudget },
+        disk: disk && { ...disk.usage(), budgetBytes: config.cacheDiskMb * 1024 * 1024 },
+      }),
+      head: () => {
+        const top = head.headBlock();
+        const finalized = head.finalized();
+        const indexed = indexer.lastBlock;
+        return {
+          number: top && Number(top.number),
+          timestamp: top?.timestamp,
+          finalized: finalized === undefined ? undefined : Number(finalized),
+          indexed: indexed === null ? undefined : Number(indexed),
+        };
+      },
+    };
+    metrics.observe(figures);
     const health = createHealth({ chain, pool, head, memory, disk, database, indexer, log });
+    const status = createStatus({ metrics, figures, health, indexer, indexerEnabled: config.indexer });
+    cleanups.push(() => status.stop());
     const app = createApp({
       table,
       guard,
       health,
+      status,
       watchFilterRoutes: watchFilterRouteSpecs(watch),
       metrics,
       head,
@@ -314,7 +334,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     });
     cleanups.push(() => server.stop());
     const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
-    log.info("listening", { url });
+    log.info("listening", { url, status: `${url}/status` });
     return { url, stop };
   } catch (error) {
     await stop();

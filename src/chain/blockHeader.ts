@@ -6,14 +6,27 @@ export interface BlockHeader {
   /** Lower-case 0x-hex, as every hash the service compares. */
   hash: string;
   parentHash: string;
+  /** Seconds since the epoch; undefined when the node's JSON lacks it. */
+  timestamp?: number;
   /** The node's JSON of the block (a newHeads result, or the block with transaction hashes). */
   raw: string;
+}
+
+/** A timestamp quantity as a number: the status figures need no more, and a bad one must not lose the header. */
+function secondsOf(value: unknown): number | undefined {
+  const seconds = typeof value === "string" && value.startsWith("0x") ? Number(value) : Number.NaN;
+  return Number.isFinite(seconds) ? seconds : undefined;
 }
 
 /** The header of a block's JSON text; undefined for `null` or anything without number, hash and parent. */
 export function parseHeader(raw: string): BlockHeader | undefined {
   if (raw === "null") return undefined;
-  const block = JSON.parse(raw) as { number?: unknown; hash?: unknown; parentHash?: unknown } | null;
+  const block = JSON.parse(raw) as {
+    number?: unknown;
+    hash?: unknown;
+    parentHash?: unknown;
+    timestamp?: unknown;
+  } | null;
   if (
     typeof block?.number !== "string" ||
     typeof block.hash !== "string" ||
@@ -25,6 +38,7 @@ export function parseHeader(raw: string): BlockHeader | undefined {
     number: parseQuantity(block.number),
     hash: block.hash.toLowerCase(),
     parentHash: block.parentHash.toLowerCase(),
+    timestamp: secondsOf(block.timestamp),
     raw,
   };
 }

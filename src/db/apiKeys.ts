@@ -22,6 +22,8 @@ export interface ApiKeyRow {
   keyHash: string;
   label: string;
   createdAt: Date;
+  /** Its own rate, where it has one (else the service's RATE_LIMIT). */
+  rate?: Rate;
 }
 
 export function createApiKeyStore(sql: Sql) {
@@ -45,12 +47,15 @@ export function createApiKeyStore(sql: Sql) {
       return rows.length;
     },
     async list(): Promise<ApiKeyRow[]> {
-      const rows = await sql`select encode(key_hash, 'hex') as hash, label, created_at
+      const rows = await sql`select encode(key_hash, 'hex') as hash, label, created_at, rate_per_second, burst
         from api_keys where revoked_at is null order by created_at`;
       return rows.map((r) => ({
         keyHash: r.hash as string,
         label: r.label as string,
         createdAt: r.created_at as Date,
+        ...(r.rate_per_second !== null && r.burst !== null
+          ? { rate: { perSecond: Number(r.rate_per_second), burst: Number(r.burst) } }
+          : {}),
       }));
     },
   };

@@ -27,6 +27,8 @@ export interface DatabaseEvents {
   timeout?(): void;
   /** A call was tried again after its connection was lost. */
   retry?(): void;
+  /** A call ended, answered or failed, after this long (retry included). */
+  done?(seconds: number): void;
 }
 
 /** The service's error for a database failure; undefined for anything else (a bug, passed on as it is). */
@@ -55,19 +57,24 @@ export function guardDatabase<T extends object>(
     }
     const retry = options.retry === "all" || (options.retry ?? []).includes(name as keyof T);
     (out as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await value.apply(api, args);
-        } catch (error) {
-          const failure = databaseFailure(error, timeoutMs);
-          if (!failure) throw error;
-          if (failure instanceof DatabaseTimeoutError) events?.timeout?.();
-          else if (retry && attempt === 0) {
-            events?.retry?.();
-            continue;
+      const started = performance.now();
+      try {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await value.apply(api, args);
+          } catch (error) {
+            const failure = databaseFailure(error, timeoutMs);
+            if (!failure) throw error;
+            if (failure instanceof DatabaseTimeoutError) events?.timeout?.();
+            else if (retry && attempt === 0) {
+              events?.retry?.();
+              continue;
+            }
+            throw failure;
           }
-          throw failure;
         }
+      } finally {
+        events?.done?.((performance.now() - started) / 1000);
       }
     };
   }

@@ -35,6 +35,8 @@ const RECENT_HEADERS = 256;
 export interface BlockRef {
   number: bigint;
   hash: string;
+  /** The block's timestamp, seconds since the epoch, when the node gave it. */
+  timestamp?: number;
 }
 
 /** How the canonical chain changed: the blocks a reorg dropped, and the new ones, both lowest first. */
@@ -299,7 +301,7 @@ export function createChainHead(options: {
       head && (pool.pushing() || Date.now() - confirmedAt <= FRESH_POLLS * pollMs + 1_000)
         ? head.number
         : undefined,
-    headBlock: () => (head ? { number: head.number, hash: head.hash } : undefined),
+    headBlock: () => (head ? { number: head.number, hash: head.hash, timestamp: head.timestamp } : undefined),
     finalized,
     safe: () => {
       const f = finalized();

@@ -20,6 +20,7 @@ import { type Health, HealthReport, healthRoutes } from "./health";
 import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
 import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
+import { type Status, statusRoutes } from "./status";
 import { STREAMS, streamRoutes } from "./stream";
 import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
@@ -40,6 +41,7 @@ export function createApp(deps: {
   table: OperationTable;
   guard: Guard;
   health: Health;
+  status: Status;
   watchFilterRoutes: RouteSpec[];
   metrics: Metrics;
   head: ChainHead;
@@ -63,6 +65,7 @@ export function createApp(deps: {
       return json({ detail: "internal error" }, 500);
     })
     .use(healthRoutes(health))
+    .use(statusRoutes(deps.status))
     .get("/metrics", async () => {
       return new Response(await metrics.registry.metrics(), {
         headers: { "content-type": metrics.registry.contentType },

@@ -35,7 +35,7 @@ const LEADER_CHECK_MS = 5_000;
 const UNLOCK_WAIT_MS = 1_000;
 /** Backfill progress is logged this often, while the index is at least BACKFILL_BLOCKS behind. */
 const PROGRESS_INTERVAL_MS = 10_000;
-const BACKFILL_BLOCKS = 32n;
+export const BACKFILL_BLOCKS = 32n;
 /** The tables are vacuumed and analyzed after this many transfers written, and when a backfill ends. */
 const MAINTENANCE_TRANSFERS = 250_000;
 /** Deepest reorg followed back; deeper means something is badly wrong, and the indexer stops to say so. */

@@ -1,0 +1,362 @@
+/**
+ * GET /status and GET /status.json (README.md, "Operating it"): what an operator watches, as one page that reads
+ * the JSON every second. Like /health it needs no key, so it names no key and no upstream URL (upstreams
+ * by their names only).
+ *
+ * Rates need history, and a page just opened has none: a sampler reads the counters once a second (a
+ * few map reads, no I/O) into a ring of STATUS_POINTS snapshots, and the JSON's rates and charts are
+ * differences between them. Totals are read live, so they equal /metrics at the same moment.
+ */
+import { Elysia } from "elysia";
+import { BACKFILL_BLOCKS } from "../indexer/indexer";
+import type { Metrics, Sources } from "../metrics";
+import type { Health } from "./health";
+import { STATUS_PAGE } from "./statusPage";
+
+/** The sampler's period, and how many periods the charts and "last minute" figures cover. */
+export const STATUS_SAMPLE_MS = 1_000;
+export const STATUS_POINTS = 60;
+/** The short window of "now" figures (req/s, blocks/s): a few samples, so one slow tick does not show. */
+const RECENT_POINTS = 5;
+/** A health report (with its database ping) is shared by the status reads within this long. */
+const HEALTH_REUSE_MS = 900;
+
+/** Outcomes of gateway_requests_total, grouped as the page charts them. */
+const OUTCOME_GROUP: Record<string, "ok" | "refused" | "node" | "failed"> = {
+  ok: "ok",
+  node_error: "node",
+  invalid: "refused",
+  unauthorized: "refused",
+  rate_limited: "refused",
+  not_found: "refused",
+  too_large: "refused",
+  timeout: "failed",
+  unavailable: "failed",
+  internal: "failed",
+};
+const GROUPS = ["ok", "refused", "node", "failed"] as const;
+
+interface Histogram {
+  /** Upper bounds, ascending, the last Infinity. */
+  bounds: number[];
+  /** Cumulative counts per bound. */
+  counts: number[];
+}
+
+interface Snapshot {
+  at: number;
+  /** Answers by `operation \t outcome`, over every transport. */
+  requests: Map<string, number>;
+  memoryHits: number;
+  diskHits: number;
+  /** Lookups no tier answered. */
+  misses: number;
+  upstreams: Map<string, { requests: number; errors: number; latency: Histogram }>;
+  db: Histogram;
+  indexed: number | null;
+}
+
+interface MetricValue {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
+
+/** prom-client histogram values (cumulative buckets) grouped by one label ("" for none). */
+function histograms(values: MetricValue[], by?: string): Map<string, Histogram> {
+  const out = new Map<string, Histogram>();
+  for (const v of values) {
+    if (!v.metricName?.endsWith("_bucket")) continue;
+    const key = by ? String(v.labels[by]) : "";
+    let h = out.get(key);
+    if (!h) {
+      h = { bounds: [], counts: [] };
+      out.set(key, h);
+    }
+    h.bounds.push(v.labels.le === "+Inf" ? Number.POSITIVE_INFINITY : Number(v.labels.le));
+    h.counts.push(v.value);
+  }
+  return out;
+}
+
+const EMPTY: Histogram = { bounds: [], counts: [] };
+
+/**
+ * The q-quantile of what was observed between two readings of a histogram, interpolated inside its bucket
+ * as Prometheus's histogram_quantile does; null without observations.
+ */
+export function quantile(q: number, newer: Histogram, older: Histogram = EMPTY): number | null {
+  const counts = newer.counts.map((c, i) => c - (older.counts[i] ?? 0));
+  const total = counts[counts.length - 1] ?? 0;
+  if (total <= 0) return null;
+  const rank = q * total;
+  for (let i = 0; i < counts.length; i++) {
+    if (counts[i]! < rank) continue;
+    const upper = newer.bounds[i]!;
+    const lower = i === 0 ? 0 : newer.bounds[i - 1]!;
+    if (upper === Number.POSITIVE_INFINITY) return lower;
+    const below = i === 0 ? 0 : counts[i - 1]!;
+    const inBucket = counts[i]! - below;
+    return inBucket === 0 ? upper : lower + ((upper - lower) * (rank - below)) / inBucket;
+  }
+  return null;
+}
+
+const ms = (seconds: number | null) => (seconds === null ? null : Math.round(seconds * 1e5) / 100);
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+export interface StatusDeps {
+  metrics: Metrics;
+  /** What the scrape-time gauges read (the head's timestamp, the cache's budgets). */
+  figures: Sources;
+  health: Health;
+  indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
+  /** INDEXER=on: this instance may lead (it does once it holds the lock). */
+  indexerEnabled: boolean;
+}
+
+export function createStatus(deps: StatusDeps) {
+  const { metrics, health, indexer } = deps;
+  const ring: Snapshot[] = [];
+  let sampling = false;
+
+  async function take(): Promise<Snapshot> {
+    const requests = new Map<string, number>();
+    for (const { labels, value } of metrics.requests.entries()) {
+      const key = `${labels.operation}\t${labels.outcome}`;
+      requests.set(key, (requests.get(key) ?? 0) + value);
+    }
+    const lookups = { memoryHit: 0, memoryMiss: 0, diskHit: 0 };
+    for (const { labels, value } of metrics.cacheLookups.entries()) {
+      if (labels.tier === "memory") lookups[labels.result === "hit" ? "memoryHit" : "memoryMiss"] += value;
+      else if (labels.result === "hit") lookups.diskHit += value;
+    }
+    const [http, latency, db] = await Promise.all([
+      metrics.upstreamHttpRequests.get(),
+      metrics.upstreamLatency.get(),
+      metrics.dbQuerySeconds.get(),
+    ]);
+    const latencies = histograms(latency.values as MetricValue[], "upstream");
+    const upstreams = new Map<string, { requests: number; errors: number; latency: Histogram }>();
+    for (const v of http.values as MetricValue[]) {
+      const name = String(v.labels.upstream);
+      let u = upstreams.get(name);
+      if (!u) {
+        u = { requests: 0, errors: 0, latency: latencies.get(name) ?? EMPTY };
+        upstreams.set(name, u);
+      }
+      u.requests += v.value;
+      if (v.labels.outcome !== "ok") u.errors += v.value;
+    }
+    const last = indexer.lastBlock;
+    return {
+      at: Date.now(),
+      requests,
+      memoryHits: lookups.memoryHit,
+      diskHits: lookups.diskHit,
+      // A memory miss goes on to the disk tier when there is one: what it does not answer reaches the node.
+      misses: lookups.memoryMiss - lookups.diskHit,
+      upstreams,
+      db: histograms(db.values as MetricValue[]).get("") ?? EMPTY,
+      indexed: last === null ? null : Number(last),
+    };
+  }
+
+  async function sample() {
+    if (sampling) return;
+    sampling = true;
+    try {
+      ring.push(await take());
+      if (ring.length > STATUS_POINTS + 1) ring.shift();
+    } finally {
+      sampling = false;
+    }
+  }
+  void sample();
+  const timer = setInterval(() => void sample(), STATUS_SAMPLE_MS);
+
+  let shared: { at: number; report: ReturnType<Health["report"]> } | undefined;
+  function healthReport() {
+    if (!shared || Date.now() - shared.at > HEALTH_REUSE_MS)
+      shared = { at: Date.now(), report: health.report() };
+    return shared.report;
+  }
+
+  /** Per-second rates between two snapshots. */
+  const perSecond = (n: number, older: Snapshot, newer: Snapshot) =>
+    newer.at > older.at ? (n * 1000) / (newer.at - older.at) : 0;
+
+  async function report() {
+    const [h, now, ws, subscriptions] = await Promise.all([
+      healthReport(),
+      take(),
+      metrics.wsConnections.get(),
+      metrics.wsSubscriptions.get(),
+    ]);
+    const oldest = ring[0] ?? now;
+    const recent = ring[Math.max(0, ring.length - RECENT_POINTS)] ?? now;
+
+    // Charts: one point per sampled second, oldest first.
+    const series = {
+      at: [] as number[],
+      requests: { ok: [] as number[], refused: [] as number[], node: [] as number[], failed: [] as number[] },
+      cache: { memory: [] as number[], disk: [] as number[], miss: [] as number[] },
+    };
+    for (let i = 1; i < ring.length; i++) {
+      const a = ring[i - 1]!;
+      const b = ring[i]!;
+      series.at.push(b.at);
+      const groups = { ok: 0, refused: 0, node: 0, failed: 0 };
+      for (const [key, value] of b.requests) {
+        const group = OUTCOME_GROUP[key.slice(key.indexOf("\t") + 1)] ?? "failed";
+        groups[group] += value - (a.requests.get(key) ?? 0);
+      }
+      for (const g of GROUPS) series.requests[g].push(round1(perSecond(groups[g], a, b)));
+      series.cache.memory.push(round1(perSecond(b.memoryHits - a.memoryHits, a, b)));
+      series.cache.disk.push(round1(perSecond(b.diskHits - a.diskHits, a, b)));
+      series.cache.miss.push(round1(perSecond(b.misses - a.misses, a, b)));
+    }
+
+    const operations = new Map<
+      string,
+      { operation: string; perSecond: number; lastMinute: Record<string, number> }
+    >();
+    for (const [key, value] of now.requests) {
+      const [operation, outcome] = key.split("\t") as [string, string];
+      let row = operations.get(operation);
+      if (!row) {
+        row = { operation, perSecond: 0, lastMinute: {} };
+        operations.set(operation, row);
+      }
+      row.perSecond += perSecond(value - (recent.requests.get(key) ?? 0), recent, now);
+      const minute = value - (oldest.requests.get(key) ?? 0);
+      if (minute > 0) row.lastMinute[outcome] = minute;
+    }
+
+    const hits = {
+      memory: now.memoryHits - oldest.memoryHits,
+      disk: now.diskHits - oldest.diskHits,
+      miss: now.misses - oldest.misses,
+    };
+    const lookups = hits.memory + hits.disk + hits.miss;
+    const headNumber = h.head.number;
+    const headTimestamp = deps.figures.head().timestamp;
+    const lag = h.indexer.lag;
+    const blocksPerSecond =
+      now.indexed !== null && recent.indexed !== null
+        ? perSecond(now.indexed - recent.indexed, recent, now)
+        : 0;
+    const cacheFigures = deps.figures.cache();
+
+    return {
+      at: now.at,
+      status: h.status,
+      chain: h.chain,
+      chainId: h.chainId,
+      uptimeSeconds: Math.round(process.uptime()),
+      rssBytes: process.memoryUsage.rss(),
+      head: {
+        number: headNumber,
+        ageSeconds:
+          headTimestamp === undefined ? null : Math.max(0, Math.round(now.at / 1000 - headTimestamp)),
+        finalized: h.head.finalized,
+      },
+      upstreams: h.upstream.upstreams.map((u) => {
+        const n = now.upstreams.get(u.name);
+        const o = oldest.upstreams.get(u.name);
+        return {
+          name: u.name,
+          state: u.state,
+          headBlockNumber: u.headBlockNumber,
+          behind: u.headBlockNumber !== null && headNumber !== null ? headNumber - u.headBlockNumber : null,
+          pushing: u.pushing,
+          batchLimit: u.batchLimit,
+          lastMinute: {
+            requests: n ? n.requests - (o?.requests ?? 0) : 0,
+            errors: n ? n.errors - (o?.errors ?? 0) : 0,
+            p50Ms: n ? ms(quantile(0.5, n.latency, o?.latency)) : null,
+            p99Ms: n ? ms(quantile(0.99, n.latency, o?.latency)) : null,
+          },
+        };
+      }),
+      database: {
+        status: h.database.status,
+        embedded: h.database.embedded,
+        pingMs: h.database.latencyMs,
+        lastMinute: {
+          p50Ms: ms(quantile(0.5, now.db, oldest.db)),
+          p99Ms: ms(quantile(0.99, now.db, oldest.db)),
+        },
+      },
+      cache: {
+        memory: cacheFigures.memory,
+        disk: cacheFigures.disk ?? null,
+        lastMinute: {
+          lookups,
+          memory: lookups ? hits.memory / lookups : null,
+          disk: lookups ? hits.disk / lookups : null,
+          miss: lookups ? hits.miss / lookups : null,
+        },
+      },
+      requests: {
+        perSecond: round1([...operations.values()].reduce((sum, row) => sum + row.perSecond, 0)),
+        operations: [...operations.values()]
+          .map((row) => ({ ...row, perSecond: round1(row.perSecond) }))
+          .sort((a, b) => b.perSecond - a.perSecond || a.operation.localeCompare(b.operation)),
+      },
+      indexer: {
+        enabled: deps.indexerEnabled,
+        leading: h.indexer.leading,
+        lastBlockNumber: h.indexer.lastBlockNumber,
+        lag,
+        blocksPerSecond: round1(blocksPerSecond),
+        backfilling: lag !== null && lag >= Number(BACKFILL_BLOCKS),
+        etaSeconds: lag !== null && lag > 0 && blocksPerSecond > 0 ? Math.round(lag / blocksPerSecond) : null,
+      },
+      websocket: {
+        connections: (ws.values[0]?.value as number | undefined) ?? 0,
+        subscriptions: Object.fromEntries(
+          (subscriptions.values as MetricValue[]).map((v) => [String(v.labels.kind), v.value]),
+        ),
+      },
+      /** The counters as /metrics has them now (requests summed over transports). */
+      totals: {
+        requests: [...now.requests].map(([key, count]) => {
+          const [operation, outcome] = key.split("\t") as [string, string];
+          return { operation, outcome, count };
+        }),
+        cache: { memoryHits: now.memoryHits, diskHits: now.diskHits, misses: now.misses },
+      },
+      series,
+    };
+  }
+
+  return {
+    report,
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+export type Status = ReturnType<typeof createStatus>;
+export type StatusReport = Awaited<ReturnType<Status["report"]>>;
+
+export function statusRoutes(status: Status) {
+  const page = new TextEncoder().encode(STATUS_PAGE.html);
+  const pageHeaders = {
+    "content-type": "text/html; charset=utf-8",
+    // The page's only script is inline and named by its hash; it reads nothing but its own JSON.
+    "content-security-policy": `default-src 'none'; script-src '${STATUS_PAGE.scriptHash}'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "cache-control": "no-store",
+  };
+  return new Elysia({ name: "status" })
+    .get("/status", () => new Response(page, { headers: pageHeaders }))
+    .get(
+      "/status.json",
+      async () =>
+        new Response(JSON.stringify(await status.report()), {
+          headers: { "content-type": "application/json", "cache-control": "no-store" },
+        }),
+    );
+}
