@@ -33,6 +33,14 @@ async function nodeRaw(url: string, method: string, params: unknown[]): Promise<
   return text.trimEnd().slice(prefix.length, -1);
 }
 
+/**
+ * The calls of a method that answer a request, leaving out the chain follower's own reads of tagged blocks
+ * (its head polls and finality reads), which come when they come.
+ */
+function callsFor(p: NodeProxy, method: string) {
+  return p.callsOf(method).filter((c) => !["latest", "safe", "finalized"].includes(c.params[0] as string));
+}
+
 let anvil: DevChain;
 let chain: ChainFixture;
 let blob: string;
@@ -133,7 +141,7 @@ describe("every cacheable method", () => {
         params,
       });
       expect(first.headers.get("x-cache")).toBe("miss");
-      const seen = proxy.callsOf(upstreamMethod).length;
+      const seen = callsFor(proxy, upstreamMethod).length;
       const second = await post(`${service.url}/node/jsonrpc`, { jsonrpc: "2.0", id: 2, method, params });
       expect({ method, cache: second.headers.get("x-cache") }).toEqual({ method, cache: "memory" });
       expect(second.text).toBe(`{"jsonrpc":"2.0","id":2,"result":${raw}}`);
@@ -150,7 +158,7 @@ describe("every cacheable method", () => {
       expect(batch.text).toBe(
         `[{"jsonrpc":"2.0","id":3,"result":${raw}},{"jsonrpc":"2.0","id":"four","result":${raw}}]`,
       );
-      expect({ method, calls: proxy.callsOf(upstreamMethod).length }).toEqual({ method, calls: seen });
+      expect({ method, calls: callsFor(proxy, upstreamMethod).length }).toEqual({ method, calls: seen });
     }
   });
 
@@ -292,11 +300,11 @@ describe("restart", () => {
     });
     for (const [method, params, upstreamMethod] of finalCases) {
       const raw = await nodeRaw(anvil.url, upstreamMethod, params);
-      const seen = second.callsOf(upstreamMethod).length;
+      const seen = callsFor(second, upstreamMethod).length;
       const answer = await post(`${restarted.url}/node/jsonrpc`, { jsonrpc: "2.0", id: 5, method, params });
       expect({ method, cache: answer.headers.get("x-cache") }).toEqual({ method, cache: "disk" });
       expect(answer.text).toBe(`{"jsonrpc":"2.0","id":5,"result":${raw}}`);
-      expect({ method, calls: second.callsOf(upstreamMethod).length - seen }).toEqual({ method, calls: 0 });
+      expect({ method, calls: callsFor(second, upstreamMethod).length - seen }).toEqual({ method, calls: 0 });
     }
     await restarted.stop();
   }, 30_000);
