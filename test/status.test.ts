@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type Browser, launchBrowser } from "./support/browser";
 import { rpc } from "./support/chain";
 import { metric } from "./support/metrics";
+import { type NodeProxy, startProxy } from "./support/proxy";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil } from "./support/shared";
 import { until } from "./support/until";
@@ -20,6 +21,8 @@ const KEY = "status-page-key-0123456789";
 const START_BLOCKS = 40;
 
 let anvilUrl: string;
+/** The second upstream, which a test takes away and brings back. */
+let proxy: NodeProxy;
 let service: TestService;
 let socket: TestSocket;
 let browser: Browser;
@@ -52,7 +55,11 @@ beforeAll(async () => {
   const anvil = await newAnvil();
   anvilUrl = anvil.url;
   await rpc(anvilUrl)("anvil_mine", [`0x${START_BLOCKS.toString(16)}`]);
-  service = await startTestService({ upstreamUrls: [anvilUrl], env: { API_KEYS: KEY, INDEXER: "on" } });
+  proxy = startProxy(anvilUrl);
+  service = await startTestService({
+    upstreamUrls: [anvilUrl, proxy.url],
+    env: { API_KEYS: KEY, INDEXER: "on", UPSTREAM_COOLDOWN_MS: "500" },
+  });
   // Traffic of every kind the page shows: answers, a hit from memory, a refusal, a node error, a socket.
   for (let i = 0; i < 5; i++) expect((await call("eth_blockNumber")).status).toBe(200);
   for (let i = 0; i < 3; i++) await call("eth_getBlockByNumber", ["0x1", false]);
@@ -93,19 +100,21 @@ test("/status.json says what /health and /metrics say", async () => {
   const age = status.at / 1000 - Number(BigInt(block.timestamp));
   expect(Math.abs(status.head.ageSeconds - age)).toBeLessThanOrEqual(1);
   expect(Math.abs(metric(metrics, "gateway_head_age_seconds")! - age)).toBeLessThanOrEqual(2);
-  expect(status.upstreams).toHaveLength(1);
-  const [u] = status.upstreams;
-  const [hu] = health.upstream.upstreams;
-  expect([u.name, u.state, u.headBlockNumber, u.pushing, u.batchLimit]).toEqual([
-    hu.name,
-    hu.state,
-    hu.headBlockNumber,
-    hu.pushing,
-    hu.batchLimit,
-  ]);
-  expect(u.lastMinute.requests).toBeGreaterThan(0);
-  expect(u.lastMinute.p99Ms).toBeGreaterThanOrEqual(u.lastMinute.p50Ms);
-  expect(u.lastMinute.errors).toBe(0);
+  expect(status.upstreams.map((u: any) => u.name)).toEqual(["upstream-1", "upstream-2"]);
+  for (const [i, u] of status.upstreams.entries()) {
+    const hu = health.upstream.upstreams[i];
+    expect([u.name, u.state, u.headBlockNumber, u.pushing, u.batchLimit]).toEqual([
+      hu.name,
+      hu.state,
+      hu.headBlockNumber,
+      hu.pushing,
+      hu.batchLimit,
+    ]);
+    expect(u.lastMinute.errors).toBe(0);
+  }
+  const first = status.upstreams[0];
+  expect(first.lastMinute.requests).toBeGreaterThan(0);
+  expect(first.lastMinute.p99Ms).toBeGreaterThanOrEqual(first.lastMinute.p50Ms);
 
   expect(status.cache.memory.bytes).toBe(health.cache.memory.bytes);
   expect(status.cache.memory.entries).toBe(health.cache.memory.entries);
@@ -166,17 +175,16 @@ test("neither the page nor its JSON needs a key or names one, or an upstream's U
   expect(page.headers.get("content-security-policy")).toStartWith("default-src 'none'; script-src 'sha256-");
   const body = await page.text();
   const data = await (await fetch(`${service.url}/status.json`)).text();
-  const host = new URL(anvilUrl).host;
   for (const text of [body, data]) {
     expect(text).not.toContain(KEY);
-    expect(text).not.toContain(host);
+    for (const url of [anvilUrl, proxy.url]) expect(text).not.toContain(new URL(url).host);
   }
   // No asset from anywhere: nothing to fetch but its own JSON.
   expect(body).not.toMatch(/\b(src|href)="(?!data:)/);
 });
 
 test("the page in a real Chromium: no failed request or console error, the node's head, followed live", async () => {
-  const page = await browser.open(`${service.url}/status`, { width: 1280, height: 900 });
+  const page = await browser.open(`${service.url}/status`, { width: 1280, height: 1000 });
   try {
     const head = await nodeHead();
     await page.waitFor(`document.body.dataset.rendered !== undefined`, 10_000);
@@ -221,6 +229,27 @@ test("the page in a real Chromium: no failed request or console error, the node'
     keep(shot);
     expect(page.problems).toEqual([]);
   } finally {
+    await page.close();
+  }
+}, 60_000);
+
+test("an upstream that goes away shows its circuit open on the page, and closed again once it is back", async () => {
+  const page = await browser.open(`${service.url}/status`, { width: 1280, height: 1000 });
+  const circuit = (name: string) =>
+    `document.querySelector('#upstreams tr[data-upstream="${name}"] td:nth-child(2)').textContent`;
+  try {
+    await page.waitFor(`${circuit("upstream-2")} === "closed"`, 10_000);
+    proxy.stop();
+    // Its head polls fail and its circuit opens; the other upstream keeps the service ok.
+    await page.waitFor(`${circuit("upstream-2")} === "open"`, 20_000);
+    expect(await page.evaluate<string>(circuit("upstream-1"))).toBe("closed");
+    expect(await page.evaluate<string>(`document.getElementById("status").textContent`)).toBe("ok");
+    expect((await json("/health")).upstream.upstreams[1].state).toBe("open");
+    proxy.restart();
+    await page.waitFor(`${circuit("upstream-2")} === "closed"`, 20_000);
+    expect(page.problems).toEqual([]);
+  } finally {
+    proxy.restart();
     await page.close();
   }
 }, 60_000);
