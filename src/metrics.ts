@@ -42,6 +42,36 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gateway_" });
   const registers = [registry];
+  /** A gauge by tier, read from the cache's figures when scraped (disk only where there is a disk tier). */
+  const tierGauge = (
+    name: string,
+    help: string,
+    read: (f: CacheFigures) => { memory: number; disk?: number },
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["tier"] as const,
+      registers,
+      collect() {
+        const figures = sources?.cache();
+        if (!figures) return;
+        const { memory, disk } = read(figures);
+        this.set({ tier: "memory" }, memory);
+        if (disk !== undefined) this.set({ tier: "disk" }, disk);
+      },
+    });
+  /** A gauge read from the head's figures when scraped; left unset while they lack it. */
+  const headGauge = (name: string, help: string, read: (h: HeadFigures) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const value = sources && read(sources.head());
+        if (value !== undefined) this.set(value);
+      },
+    });
   return {
     registry,
     requests: new FastCounter(
@@ -141,69 +171,34 @@ export function createMetrics() {
       help: "Disk records that failed verification (dropped and treated as misses)",
       registers,
     }),
-    cacheBytes: new Gauge({
-      name: "gateway_cache_bytes",
-      help: "Bytes held, by tier (disk: pages in use)",
-      labelNames: ["tier"] as const,
-      registers,
-      collect() {
-        const figures = sources?.cache();
-        if (!figures) return;
-        this.set({ tier: "memory" }, figures.memory.bytes);
-        if (figures.disk) this.set({ tier: "disk" }, figures.disk.usedBytes);
-      },
-    }),
-    cacheBudget: new Gauge({
-      name: "gateway_cache_budget_bytes",
-      help: "Bytes each tier may hold (CACHE_MEMORY_MB, CACHE_DISK_MB)",
-      labelNames: ["tier"] as const,
-      registers,
-      collect() {
-        const figures = sources?.cache();
-        if (!figures) return;
-        this.set({ tier: "memory" }, figures.memory.budgetBytes);
-        if (figures.disk) this.set({ tier: "disk" }, figures.disk.budgetBytes);
-      },
-    }),
-    cacheEntries: new Gauge({
-      name: "gateway_cache_entries",
-      help: "Entries held, by tier",
-      labelNames: ["tier"] as const,
-      registers,
-      collect() {
-        const figures = sources?.cache();
-        if (!figures) return;
-        this.set({ tier: "memory" }, figures.memory.entries);
-        if (figures.disk) this.set({ tier: "disk" }, figures.disk.entries);
-      },
-    }),
-    headBlock: new Gauge({
-      name: "gateway_head_block",
-      help: "The head block the service serves as latest",
-      registers,
-      collect() {
-        const n = sources?.head().number;
-        if (n !== undefined) this.set(n);
-      },
-    }),
-    headAge: new Gauge({
-      name: "gateway_head_age_seconds",
-      help: "Seconds since the head block's own timestamp (grows while the chain or its upstreams stall)",
-      registers,
-      collect() {
-        const t = sources?.head().timestamp;
-        if (t !== undefined) this.set(Math.max(0, Date.now() / 1000 - t));
-      },
-    }),
-    finalizedBlock: new Gauge({
-      name: "gateway_finalized_block",
-      help: "The last final block: nothing at or below it can be reorganized away",
-      registers,
-      collect() {
-        const n = sources?.head().finalized;
-        if (n !== undefined) this.set(n);
-      },
-    }),
+    cacheBytes: tierGauge("gateway_cache_bytes", "Bytes held, by tier (disk: pages in use)", (f) => ({
+      memory: f.memory.bytes,
+      disk: f.disk?.usedBytes,
+    })),
+    cacheBudget: tierGauge(
+      "gateway_cache_budget_bytes",
+      "Bytes each tier may hold (CACHE_MEMORY_MB, CACHE_DISK_MB)",
+      (f) => ({ memory: f.memory.budgetBytes, disk: f.disk?.budgetBytes }),
+    ),
+    cacheEntries: tierGauge("gateway_cache_entries", "Entries held, by tier", (f) => ({
+      memory: f.memory.entries,
+      disk: f.disk?.entries,
+    })),
+    headBlock: headGauge(
+      "gateway_head_block",
+      "The head block the service serves as latest",
+      (h) => h.number,
+    ),
+    headAge: headGauge(
+      "gateway_head_age_seconds",
+      "Seconds since the head block's own timestamp (grows while the chain or its upstreams stall)",
+      (h) => (h.timestamp === undefined ? undefined : Math.max(0, Date.now() / 1000 - h.timestamp)),
+    ),
+    finalizedBlock: headGauge(
+      "gateway_finalized_block",
+      "The last final block: nothing at or below it can be reorganized away",
+      (h) => h.finalized,
+    ),
     /** Names where the gauges read at scrape time get their figures. */
     observe(from: Sources) {
       sources = from;
@@ -277,15 +272,12 @@ export function createMetrics() {
       help: "The last block written to the index by this instance",
       registers,
     }),
-    indexerLag: new Gauge({
-      name: "gateway_indexer_lag_blocks",
-      help: "Blocks between the head and the last block in the index",
-      registers,
-      collect() {
-        const { number, indexed } = sources?.head() ?? {};
-        if (number !== undefined && indexed !== undefined) this.set(Math.max(0, number - indexed));
-      },
-    }),
+    indexerLag: headGauge(
+      "gateway_indexer_lag_blocks",
+      "Blocks between the head and the last block in the index",
+      (h) =>
+        h.number === undefined || h.indexed === undefined ? undefined : Math.max(0, h.number - h.indexed),
+    ),
     dbQuerySeconds: new Histogram({
       name: "gateway_db_query_seconds",
       help: "Duration of the database calls requests make (a retried call counts once, retry included)",

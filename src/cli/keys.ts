@@ -66,9 +66,10 @@ export function parseCommand(args: string[]): Command {
 
 async function run(command: Command): Promise<number> {
   const config = loadConfig();
-  const database = await createDatabase({ config, log: createLogger({ level: "error" }) });
+  const log = createLogger({ level: "error" });
+  const database = await createDatabase({ config, log });
   try {
-    await migrate(database.sql, createLogger({ level: "error" }));
+    await migrate(database.sql, log);
     const store = createApiKeyStore(database.sql);
     if (command.name === "add") {
       const key = randomBytes(KEY_BYTES).toString("base64url");
