@@ -19,11 +19,11 @@
  * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
  * the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS; and
  * real time (bench/realtimePhase.ts): a bot storm on a live chain, how far the head trails the node's, and
- * newHeads notification latency.
+ * newHeads notification latency; and the workers (bench/workersPhase.ts): the small hit with WORKERS=1 and 2.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime").
+ * (default "engine,disk,indexer,watch,realtime,workers").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,10 +53,11 @@ import {
   WARMUP_S,
 } from "./support";
 import { watchPhase } from "./watchPhase";
+import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime").split(",");
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
 /** A JSON-RPC batch of the bulk phase: this many blocks' receipts; sent on this many connections. */
@@ -533,6 +534,7 @@ async function main() {
   if (PHASES.includes("indexer")) await indexerPhase(lines, rows);
   if (PHASES.includes("watch")) await watchPhase(lines, rows);
   if (PHASES.includes("realtime")) await realtimePhase(lines, rows);
+  if (PHASES.includes("workers")) await workersPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -5,7 +5,8 @@
  *
  * Each folder imports only folders below it (skipping is fine), never a sibling of its own floor; `db`
  * sits beside the data path and imports only the base; the base (chain/ and the files at the top of src/)
- * imports nothing above it. The composition root (main.ts, service.ts) and cli/ may import anything.
+ * imports nothing above it. The composition root (main.ts, service.ts), cluster/ (a pool of services) and
+ * cli/ may import anything.
  * There is no import cycle between files.
  *
  * `bun scripts/layers.ts` prints the folder graph (edges with their counts) and any violation, and exits 1
@@ -30,7 +31,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   base: [],
 };
 /** Units that may import anything: they put the service together. */
-const ROOTS = new Set(["root", "cli"]);
+const ROOTS = new Set(["root", "cli", "cluster"]);
 const ROOT_FILES = new Set(["main.ts", "service.ts"]);
 
 /** The unit a file of src/ belongs to: its folder, `base` for chain/ and top-level files, or `root`. */

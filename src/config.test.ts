@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { availableParallelism } from "node:os";
 import { ConfigError, loadConfig } from "./config";
 
 test("defaults let a first run work on one machine", () => {
@@ -37,8 +38,22 @@ test("defaults let a first run work on one machine", () => {
     wsMaxSubscriptions: 100,
     wsMaxConnections: 1_000,
     wsMaxBufferBytes: 16 * 1024 * 1024,
+    workers: 1,
     logLevel: "info",
   });
+});
+
+test("WORKERS: a count or auto, and several only with a PostgreSQL server to share", () => {
+  const db = "postgres://u@db:5432/gw";
+  expect(loadConfig({ WORKERS: "3", DATABASE_URL: db }).workers).toBe(3);
+  expect(loadConfig({ WORKERS: "auto", DATABASE_URL: db }).workers).toBe(availableParallelism());
+  expect(loadConfig({ WORKERS: "1" }).workers).toBe(1);
+  expect(() => loadConfig({ WORKERS: "2" })).toThrow(
+    "WORKERS: 2 workers need DATABASE_URL: the embedded PostgreSQL is one session inside one process, so several processes share a PostgreSQL server",
+  );
+  expect(() => loadConfig({ WORKERS: "0", DATABASE_URL: db })).toThrow(
+    'WORKERS: expected "auto" (one a core) or an integer from 1 to 256, got "0"',
+  );
 });
 
 test("UPSTREAM_WS_URLS: one entry per upstream, empty to derive, off to turn off", () => {

@@ -2,12 +2,17 @@
  * Configuration comes from the environment only (the README's configuration table). Every variable is
  * checked at start; a bad value stops the service with a message naming the variable and what it expected.
  */
+
+import { availableParallelism } from "node:os";
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { BLOCKCHAINS, type Blockchain } from "./chain/chains";
 import { LOG_LEVELS, type LogLevel } from "./log";
 
 export class ConfigError extends Error {}
+
+/** More HTTP workers than this gains nothing on any host this runs on, and each holds its own pools. */
+const MAX_WORKERS = 256;
 
 interface VarSpec<S extends TSchema> {
   schema: S;
@@ -271,6 +276,12 @@ const VARS = {
     expected: "an integer number of bytes from 65536 to 1073741824",
     fallback: 16 * 1024 * 1024,
   }),
+  WORKERS: v({
+    schema: T.Integer({ minimum: 1, maximum: MAX_WORKERS }),
+    parse: (s) => (s.toLowerCase() === "auto" ? availableParallelism() : integer(s)),
+    expected: `"auto" (one a core) or an integer from 1 to ${MAX_WORKERS}`,
+    fallback: 1,
+  }),
   LOG_LEVEL: v({
     schema: T.Union(LOG_LEVELS.map((l) => T.Literal(l))),
     parse: (s) => s.toLowerCase(),
@@ -333,6 +344,8 @@ export interface Config {
   wsMaxConnections: number;
   /** Bytes a client WebSocket may have waiting to be sent before it is closed as a slow reader. */
   wsMaxBufferBytes: number;
+  /** HTTP worker processes sharing the port (cluster/primary.ts); 1: this process serves alone. */
+  workers: number;
   logLevel: LogLevel;
 }
 
@@ -365,12 +378,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `UPSTREAM_WS_URLS: expected at most one entry per upstream of UPSTREAM_URLS, got ${upstreamSocketUrls.length}`,
     );
   }
+  const workers = read(env, "WORKERS")!;
+  const databaseUrl = read(env, "DATABASE_URL");
+  if (workers > 1 && databaseUrl === undefined) {
+    throw new ConfigError(
+      `WORKERS: ${workers} workers need DATABASE_URL: the embedded PostgreSQL is one session inside one process, so several processes share a PostgreSQL server`,
+    );
+  }
   return {
     host: read(env, "HOST")!,
     port: read(env, "PORT")!,
     upstreamUrls,
     upstreamSocketUrls,
-    databaseUrl: read(env, "DATABASE_URL"),
+    databaseUrl,
     dataDir: read(env, "DATA_DIR")!,
     apiKeys: read(env, "API_KEYS") ?? [],
     chain: read(env, "CHAIN") as Blockchain | undefined,
@@ -400,6 +420,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     wsMaxSubscriptions: read(env, "WS_MAX_SUBSCRIPTIONS")!,
     wsMaxConnections: read(env, "WS_MAX_CONNECTIONS")!,
     wsMaxBufferBytes: read(env, "WS_MAX_BUFFER_BYTES")!,
+    workers,
     logLevel: read(env, "LOG_LEVEL") as LogLevel,
   };
 }

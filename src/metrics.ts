@@ -29,6 +29,8 @@ export interface HeadFigures {
   finalized?: number;
   /** The last block in the index (this instance's, or the leader's it follows). */
   indexed?: number;
+  /** Whether this instance writes the index (one instance of those on a database does). */
+  leading?: boolean;
 }
 
 /** Where the gauges read at scrape time get their figures. */
@@ -277,6 +279,11 @@ export function createMetrics() {
       "Blocks between the head and the last block in the index",
       (h) =>
         h.number === undefined || h.indexed === undefined ? undefined : Math.max(0, h.number - h.indexed),
+    ),
+    indexerLeading: headGauge(
+      "gateway_indexer_leading",
+      "1 where this instance writes the index (one of the instances on a database leads), else 0",
+      (h) => (h.leading === undefined ? undefined : h.leading ? 1 : 0),
     ),
     dbQuerySeconds: new Histogram({
       name: "gateway_db_query_seconds",

@@ -8,6 +8,7 @@ import { createCache } from "./cache/cache";
 import { createDiskTier, type DiskTier } from "./cache/disk";
 import { createMemoryTier } from "./cache/memory";
 import { describeChain } from "./chain/chains";
+import { joinPool } from "./cluster/worker";
 import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
 import { createBlockQueries } from "./db/blockQueries";
@@ -47,7 +48,7 @@ const CHAIN_ID_RETRY_MS = 1_000;
 const SOCKETS_READY_MS = 3_000;
 /** Head polling where HEAD_POLL_MS is unset: a dev chain mines on demand, so it is followed closely. */
 const HEAD_POLL_MS = 1_000;
-const DEV_HEAD_POLL_MS = 250;
+export const DEV_HEAD_POLL_MS = 250;
 
 export interface Service {
   /** The base URL the service listens on. */
@@ -72,7 +73,22 @@ async function readChainId(upstream: UpstreamPool, log: Logger): Promise<bigint>
   }
 }
 
-export async function startService(config: Config, log: Logger): Promise<Service> {
+/** The local dev chain served when UPSTREAM_URLS is unset, its state kept under DATA_DIR. */
+export async function startDevChain(config: Config, log: Logger): Promise<DevChain> {
+  const devChain = await startAnvil({ stateFile: join(config.dataDir, "devchain", "state.json"), log });
+  log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: devChain.url });
+  return devChain;
+}
+
+/**
+ * The service in this process. `worker`: it is one of a pool's HTTP workers (cluster/primary.ts), sharing
+ * the port with the others; `onPrimaryLost` is how it is stopped when its primary is gone.
+ */
+export async function startService(
+  config: Config,
+  log: Logger,
+  worker?: { index: number; onPrimaryLost: () => void },
+): Promise<Service> {
   const cleanups: (() => Promise<void> | void)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) {
@@ -88,15 +104,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
   try {
     let upstreamUrls = config.upstreamUrls;
     if (upstreamUrls.length === 0) {
-      const devChain: DevChain = await startAnvil({
-        stateFile: join(config.dataDir, "devchain", "state.json"),
-        log,
-      });
+      const devChain = await startDevChain(config, log);
       cleanups.push(() => devChain.stop());
       upstreamUrls = [devChain.url];
-      log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: devChain.url });
     }
     const metrics = createMetrics();
+    const link =
+      worker &&
+      joinPool({ index: worker.index, registry: metrics.registry, log, onPrimaryLost: worker.onPrimaryLost });
+    if (link) cleanups.push(() => link.stop());
     const startedDevChain = config.upstreamUrls.length === 0;
     const headPollMs = config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS);
     const pool = createUpstreamPool({
@@ -298,11 +314,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
           timestamp: top?.timestamp,
           finalized: finalized === undefined ? undefined : Number(finalized),
           indexed: indexed === null ? undefined : Number(indexed),
+          leading: indexer.leading,
         };
       },
     };
     metrics.observe(figures);
-    const health = createHealth({ chain, pool, head, memory, disk, database, indexer, log });
+    const health = createHealth({ chain, pool, head, memory, disk, database, indexer, workers: link, log });
     const status = createStatus({ metrics, figures, health, indexer, indexerEnabled: config.indexer });
     cleanups.push(() => status.stop());
     const app = createApp({
@@ -312,6 +329,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       status,
       watchFilterRoutes: watchFilterRouteSpecs(watch),
       metrics,
+      metricsText: link ? () => link.metricsText() : () => metrics.registry.metrics(),
       head,
       log,
       maxBatchLength: config.maxBatchLength,
@@ -330,9 +348,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
       port: config.port,
       maxBodyBytes: config.maxBodyBytes,
       upstreamWaitMs: Math.max(config.upstreamDeadlineMs, config.upstreamTimeoutMs),
+      sharePort: link !== undefined,
       log,
     });
     cleanups.push(() => server.stop());
+    if (link) {
+      link.ready();
+      return { url: `http://${config.host}:${server.port}`, stop };
+    }
     const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
     log.info("listening", { url, status: `${url}/status` });
     return { url, stop };

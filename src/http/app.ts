@@ -44,6 +44,8 @@ export function createApp(deps: {
   status: Status;
   watchFilterRoutes: RouteSpec[];
   metrics: Metrics;
+  /** What GET /metrics answers: this process's registry, or a worker pool's merged metrics. */
+  metricsText: () => Promise<string>;
   head: ChainHead;
   log: Logger;
   maxBatchLength: number;
@@ -67,7 +69,7 @@ export function createApp(deps: {
     .use(healthRoutes(health))
     .use(statusRoutes(deps.status))
     .get("/metrics", async () => {
-      return new Response(await metrics.registry.metrics(), {
+      return new Response(await deps.metricsText(), {
         headers: { "content-type": metrics.registry.contentType },
       });
     })
@@ -93,6 +95,11 @@ export function createApp(deps: {
 /** Bun.serve with our routes first and Elysia for the rest. */
 /** How much longer than the longest upstream wait a connection may stay silent before Bun closes it. */
 const IDLE_MARGIN_S = 10;
+/**
+ * How long a stop lets requests in flight finish (no new connection is accepted, idle ones close at once)
+ * before it cuts what is left: a rolling restart loses no answer that comes within this time.
+ */
+export const DRAIN_MS = 5_000;
 
 export function listen(options: {
   app: App;
@@ -101,6 +108,8 @@ export function listen(options: {
   maxBodyBytes: number;
   /** The longest a request may wait for the upstreams (UPSTREAM_DEADLINE_MS): no idle timeout cuts it. */
   upstreamWaitMs: number;
+  /** One of a pool of workers on the port (SO_REUSEPORT); never alone, where a second instance must fail. */
+  sharePort: boolean;
   log: Logger;
 }): HttpServer {
   const { app, log } = options;
@@ -108,6 +117,7 @@ export function listen(options: {
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
+    reusePort: options.sharePort,
     // Bun's own limit answers an empty 413; ours (in the guard) answers a clear one, so Bun's sits above it.
     maxRequestBodySize: options.maxBodyBytes * 2 + 1024,
     // Bun's default (10 s) is below the upstream deadline: a slow node would reset the client's connection
@@ -125,6 +135,9 @@ export function listen(options: {
     port: server.port!,
     async stop() {
       app.websocket.stop();
+      let timer: Timer | undefined;
+      await Promise.race([server.stop(false), new Promise((done) => (timer = setTimeout(done, DRAIN_MS)))]);
+      clearTimeout(timer);
       await server.stop(true);
     },
   };

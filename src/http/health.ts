@@ -3,7 +3,7 @@
  * or the database does not answer. Upstream state comes from the pool's own polls, so health never loads
  * nodes.
  */
-import { Type as T } from "@sinclair/typebox";
+import { type Static, Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { DiskTier } from "../cache/disk";
 import type { MemoryTier } from "../cache/memory";
@@ -18,6 +18,14 @@ import type { UpstreamPool } from "../upstream/pool";
 const CHECK_TIMEOUT_MS = 2_000;
 
 const Nullable = <S extends ReturnType<typeof T.Integer>>(s: S) => T.Union([s, T.Null()]);
+
+const WorkerSlot = T.Object({
+  index: T.Integer(),
+  pid: Nullable(T.Integer()),
+  state: T.Union([T.Literal("starting"), T.Literal("up"), T.Literal("down")]),
+  restarts: T.Integer({ description: "times its process was replaced after it died" }),
+  since: T.String({ description: "when it entered its state (ISO 8601)" }),
+});
 
 export const HealthReport = T.Object({
   status: T.Union([T.Literal("ok"), T.Literal("degraded")]),
@@ -63,7 +71,22 @@ export const HealthReport = T.Object({
     lag: Nullable(T.Integer()),
     leading: T.Boolean({ description: "this instance writes the index (others on the database serve it)" }),
   }),
+  workers: T.Optional(
+    T.Object(
+      {
+        self: T.Integer({ description: "the worker that answered (the rest of this report is its own)" }),
+        pool: T.Array(WorkerSlot),
+      },
+      { description: "present when WORKERS > 1: the pool of HTTP workers sharing the port" },
+    ),
+  ),
 });
+
+/** A worker pool's state, as its primary last told the worker that answers. */
+export interface PoolView {
+  readonly index: number;
+  workers(): Static<typeof WorkerSlot>[];
+}
 
 export interface HealthDeps {
   chain: ChainInfo;
@@ -73,6 +96,7 @@ export interface HealthDeps {
   disk?: DiskTier;
   database: { embedded: boolean; ping(): Promise<void> };
   indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
+  workers?: PoolView;
   log: Logger;
 }
 
@@ -145,6 +169,7 @@ export function createHealth(deps: HealthDeps) {
             lastBlockNumber !== null && headBlockNumber !== null ? headBlockNumber - lastBlockNumber : null,
           leading: deps.indexer.leading,
         },
+        ...(deps.workers ? { workers: { self: deps.workers.index, pool: deps.workers.workers() } } : {}),
       };
     },
   };
