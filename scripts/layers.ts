@@ -1,13 +1,13 @@
 /**
  * The import graph of src/ and the layering it must keep (docs/architecture.md):
  *
- *   http -> operations | indexer | watch | realtime -> engine -> cache -> upstream      db beside
+ *   http -> operations | indexer | watch | realtime -> engine -> cache -> upstream      db, fleet beside
  *
  * Each folder imports only folders below it (skipping is fine), never a sibling of its own floor; `db`
- * sits beside the data path and imports only the base; the base (chain/ and the files at the top of src/)
- * imports nothing above it. The composition root (main.ts, service.ts), cluster/ (a pool of services) and
- * cli/ may import anything.
- * There is no import cycle between files.
+ * and `fleet` (the Redis a fleet of instances shares) sit beside the data path and import only the base;
+ * the base (chain/ and the files at the top of src/) imports nothing above it. The composition root
+ * (main.ts, service.ts), cluster/ (a pool of services) and cli/ may import anything. There is no import
+ * cycle between files.
  *
  * `bun scripts/layers.ts` prints the folder graph (edges with their counts) and any violation, and exits 1
  * when there is one; src/layers.test.ts runs the same check.
@@ -28,6 +28,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   cache: ["upstream"],
   upstream: [],
   db: [],
+  fleet: [],
   base: [],
 };
 /** Units that may import anything: they put the service together. */

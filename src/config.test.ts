@@ -9,6 +9,8 @@ test("defaults let a first run work on one machine", () => {
     upstreamUrls: [],
     upstreamSocketUrls: [],
     databaseUrl: undefined,
+    redisUrl: undefined,
+    redisCacheMb: 1024,
     dataDir: "./data",
     apiKeys: [],
     chain: undefined,
@@ -105,6 +107,20 @@ test("values are read and typed", () => {
   ]);
   expect(config.cacheDiskMb).toBe(0);
   expect(config.logLevel).toBe("debug");
+});
+
+test("REDIS_URL: a Redis URL, never echoed when wrong (it may hold a password)", () => {
+  expect(loadConfig({ REDIS_URL: "redis://:secret@cache:6379/0", REDIS_CACHE_MB: "256" })).toMatchObject({
+    redisUrl: "redis://:secret@cache:6379/0",
+    redisCacheMb: 256,
+  });
+  expect(loadConfig({ REDIS_URL: "rediss://cache:6380" }).redisUrl).toBe("rediss://cache:6380");
+  expect(() => loadConfig({ REDIS_URL: "http://:secret@cache" })).toThrow(
+    /^REDIS_URL: expected a redis:\/\/, rediss:\/\/ or valkey:\/\/ URL$/,
+  );
+  expect(() => loadConfig({ REDIS_CACHE_MB: "8" })).toThrow(
+    'REDIS_CACHE_MB: expected an integer number of MiB from 16 to 1048576, got "8"',
+  );
 });
 
 test("a bad value names the variable and what it expected", () => {

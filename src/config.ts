@@ -41,6 +41,7 @@ const urlWith =
 const httpUrl = urlWith("http:", "https:");
 const wsUrl = urlWith("ws:", "wss:");
 const postgresUrl = urlWith("postgres:", "postgresql:");
+const redisUrl = urlWith("redis:", "rediss:", "valkey:", "valkeys:");
 
 const RateSchema = T.Object({
   perSecond: T.Number({ exclusiveMinimum: 0, maximum: 1e9 }),
@@ -93,6 +94,18 @@ const VARS = {
     parse: (s) => (postgresUrl(s) ? s : undefined),
     expected: "a postgres:// or postgresql:// URL",
     fallback: undefined,
+  }),
+  REDIS_URL: v({
+    schema: T.String(),
+    parse: (s) => (redisUrl(s) ? s : undefined),
+    expected: "a redis://, rediss:// or valkey:// URL",
+    fallback: undefined,
+  }),
+  REDIS_CACHE_MB: v({
+    schema: T.Integer({ minimum: 16, maximum: 1_048_576 }),
+    parse: integer,
+    expected: "an integer number of MiB from 16 to 1048576",
+    fallback: 1024,
   }),
   DATA_DIR: v({
     schema: T.String({ minLength: 1 }),
@@ -301,6 +314,10 @@ export interface Config {
   upstreamSocketUrls: string[];
   /** Undefined: run the embedded PostgreSQL (PGlite) under dataDir. */
   databaseUrl: string | undefined;
+  /** The fleet's Redis (shared final answers and rate limits); undefined: each instance alone. */
+  redisUrl: string | undefined;
+  /** Redis's memory budget, set on the server when it allows (least recently used evicted). */
+  redisCacheMb: number;
   dataDir: string;
   apiKeys: string[];
   chain: Blockchain | undefined;
@@ -363,7 +380,8 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
   const value = spec.parse(raw);
   if (value === undefined || !Value.Check(spec.schema, value)) {
     // Keys are secrets: name the variable, never echo its value.
-    const secret = name === "API_KEYS" || name === "DATABASE_URL" || name === "RATE_LIMITS";
+    const secret =
+      name === "API_KEYS" || name === "DATABASE_URL" || name === "REDIS_URL" || name === "RATE_LIMITS";
     const shown = secret ? "" : `, got ${JSON.stringify(raw)}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
   }
@@ -391,6 +409,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamUrls,
     upstreamSocketUrls,
     databaseUrl,
+    redisUrl: read(env, "REDIS_URL"),
+    redisCacheMb: read(env, "REDIS_CACHE_MB")!,
     dataDir: read(env, "DATA_DIR")!,
     apiKeys: read(env, "API_KEYS") ?? [],
     chain: read(env, "CHAIN") as Blockchain | undefined,

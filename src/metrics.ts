@@ -152,7 +152,7 @@ export function createMetrics() {
     }),
     cacheLookups: new FastCounter(
       "gateway_cache_lookups_total",
-      "Cache lookups, by tier (memory, disk) and result (hit, miss)",
+      "Cache lookups, by tier (memory, disk, shared: the fleet's Redis) and result (hit, miss)",
       ["tier", "result"] as const,
       registry,
     ),
@@ -171,6 +171,22 @@ export function createMetrics() {
     cacheBadRecords: new Counter({
       name: "gateway_cache_bad_records_total",
       help: "Disk records that failed verification (dropped and treated as misses)",
+      registers,
+    }),
+    sharedBadValues: new Counter({
+      name: "gateway_shared_cache_bad_values_total",
+      help: "Values of the fleet's shared tier that failed verification (treated as misses)",
+      registers,
+    }),
+    redisUp: new Gauge({
+      name: "gateway_redis_up",
+      help: "1 while the fleet's Redis (REDIS_URL) is connected, else 0; absent without REDIS_URL",
+      registers,
+    }),
+    redisErrors: new Counter({
+      name: "gateway_redis_errors_total",
+      help: "Uses of Redis that failed or missed their deadline (the instance went on alone), by use",
+      labelNames: ["use"] as const,
       registers,
     }),
     cacheBytes: tierGauge("gateway_cache_bytes", "Bytes held, by tier (disk: pages in use)", (f) => ({

@@ -20,6 +20,10 @@ import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
 import { createEngine } from "./engine/engine";
 import { createChainHead } from "./engine/head";
+import { createFleet, type Fleet } from "./fleet/redis";
+import { createSharedCache } from "./fleet/sharedCache";
+import { shareHeads } from "./fleet/sharedHeads";
+import { createSharedLimiter } from "./fleet/sharedLimiter";
 import { createApp, listen } from "./http/app";
 import { createAuth } from "./http/auth";
 import { createGuard } from "./http/guard";
@@ -183,15 +187,33 @@ export async function startService(
     });
     cleanups.push(() => auth.stop());
     if (auth.open) log.warn("no API key is configured: the service is open to anyone who can reach it");
-    const limiter = createRateLimiter();
-    cleanups.push(() => limiter.stop());
-    const guard = createGuard({ auth, limiter, metrics, log, maxBodyBytes: config.maxBodyBytes });
-
-    // The disk tier belongs to one chain: the chain id and genesis hash name its directory, so another
-    // chain on the same DATA_DIR (a fresh dev chain, say) never reads this one's answers.
+    // The disk tier and the fleet's keys belong to one chain: the chain id and genesis hash name them, so
+    // another chain on the same DATA_DIR or Redis (a fresh dev chain, say) never reads this one's answers.
     const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
       hash: string;
     };
+    let fleet: Fleet | undefined;
+    if (config.redisUrl) {
+      metrics.redisUp.set(0);
+      const started = createFleet({
+        url: config.redisUrl,
+        maxMemoryMb: config.redisCacheMb,
+        chainId: chain.chainId,
+        genesisHash: genesis.hash,
+        log,
+        events: {
+          connected: (up) => metrics.redisUp.set(up ? 1 : 0),
+          error: (use) => metrics.redisErrors.inc({ use }),
+        },
+      });
+      fleet = started;
+      cleanups.push(() => started.stop());
+      shareHeads({ fleet, head });
+    }
+    const localLimiter = createRateLimiter();
+    const limiter = fleet ? createSharedLimiter({ fleet, local: localLimiter }) : localLimiter;
+    cleanups.push(() => limiter.stop());
+    const guard = createGuard({ auth, limiter, metrics, log, maxBodyBytes: config.maxBodyBytes });
     const memoryBudget = Math.max(config.cacheMemoryMb, 1) * 1024 * 1024;
     const memory = createMemoryTier({
       maxBytes: memoryBudget,
@@ -213,6 +235,12 @@ export async function startService(
       chain: head,
       memory,
       disk,
+      shared:
+        fleet &&
+        createSharedCache(fleet, {
+          stored: () => metrics.cacheStored.labels("shared").inc(),
+          bad: () => metrics.sharedBadValues.inc(),
+        }),
       headTtlMs: headPollMs,
       unfinalizedTtlMs: Math.max(chain.blockTimeMs, headPollMs),
       events: {

@@ -29,6 +29,7 @@ const REQUIRED_ALERTS = [
   "GatewayDatabaseSlow",
   "GatewayDatabaseTimeouts",
   "GatewayCacheBadRecords",
+  "GatewayRedisDown",
 ];
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's placeholder for the datasource chosen at import.

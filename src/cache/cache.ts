@@ -16,7 +16,13 @@ import { blockHexOfParams, blockOfParams, blockOfResult, type MethodPolicy } fro
 /** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
 const BYTES_FROM_LENGTH = 16 * 1024;
 
-export type CacheTier = "memory" | "disk";
+export type CacheTier = "memory" | "disk" | "shared";
+
+/** A tier of final answers shared by the fleet (fleet/sharedCache.ts): slower than disk, faster than a node. */
+export interface SharedTier {
+  get(key: string): Promise<Uint8Array | undefined>;
+  set(key: string, body: Uint8Array): void;
+}
 
 export interface CacheEvents {
   lookup?(tier: CacheTier, hit: boolean): void;
@@ -49,6 +55,15 @@ export interface Cache {
   readFinal(key: string, use: (body: RawJson) => void): boolean;
   /** Keeps an answer as its policy allows; returns the form it is kept in (bytes when large). */
   store(key: string, policy: MethodPolicy, params: unknown[], raw: string): RawJson | undefined;
+  /**
+   * After a miss of the local tiers: the fleet's shared tier, for an answer that could be final there
+   * (kept locally when found). Undefined at once where there is no shared tier or the answer cannot be.
+   */
+  lookupShared(
+    key: string,
+    policy: MethodPolicy,
+    params: unknown[],
+  ): Promise<RawJson | undefined> | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -61,13 +76,14 @@ export function createCache(options: {
   chain: CanonicalChain;
   memory: MemoryTier;
   disk?: DiskTier;
+  shared?: SharedTier;
   /** How long answers about the head (block number, gas price) are kept. */
   headTtlMs: number;
   /** How long answers about unfinalized blocks are kept (about one block time). */
   unfinalizedTtlMs: number;
   events?: CacheEvents;
 }): Cache {
-  const { chain, memory, disk, events } = options;
+  const { chain, memory, disk, shared, events } = options;
 
   /** Keys of the memory entries tied to an unfinalized block, by its height: written to disk once final. */
   const awaitingFinality = new Map<bigint, string[]>();
@@ -97,15 +113,36 @@ export function createCache(options: {
     );
   }
 
-  function keepFinal(key: string, raw: RawJson): RawJson {
+  /** A final answer into memory and disk, and to the fleet unless it came from there. */
+  function keepFinal(key: string, raw: RawJson, share = true): RawJson {
     const body = typeof raw === "string" ? asStored(raw) : raw;
     memory.set(key, { body, final: true });
     events?.stored?.("memory");
-    if (disk) {
-      disk.set(key, typeof body === "string" ? encoder.encode(body) : body);
-      events?.stored?.("disk");
+    if (disk || (shared && share)) {
+      const bytes = typeof body === "string" ? encoder.encode(body) : body;
+      if (disk) {
+        disk.set(key, bytes);
+        events?.stored?.("disk");
+      }
+      if (shared && share) shared.set(key, bytes);
     }
     return body;
+  }
+
+  /** Whether an answer to these params may be final: then the fleet may hold it. */
+  function maybeFinal(policy: MethodPolicy, params: unknown[]): boolean {
+    switch (policy.cache) {
+      case "static":
+      case "result":
+        return true;
+      case "block": {
+        const number = blockOfParams(policy, params);
+        const final = chain.finalized();
+        return number !== undefined && final !== undefined && number <= final;
+      }
+      default:
+        return false;
+    }
   }
 
   function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }): RawJson {
@@ -164,6 +201,15 @@ export function createCache(options: {
       const body = bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes);
       memory.set(key, { body, final: true });
       return { body, tier: "disk" };
+    },
+
+    lookupShared(key, policy, params) {
+      if (!shared || !maybeFinal(policy, params)) return undefined;
+      return shared.get(key).then((bytes) => {
+        events?.lookup?.("shared", bytes !== undefined);
+        if (!bytes) return undefined;
+        return keepFinal(key, bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes), false);
+      });
     },
 
     readFinal(key, use) {

@@ -5,7 +5,7 @@
 import { type RawJson, rawText } from "../json";
 
 /** Where a result came from (the `x-cache` header). */
-export type ResultSource = "memory" | "disk" | "coalesced" | "miss";
+export type ResultSource = "memory" | "disk" | "shared" | "coalesced" | "miss";
 
 export interface NodeResult {
   /** The result as JSON: text, or the bytes a cache tier holds. */

@@ -32,7 +32,7 @@ export function createEngine(options: {
   events?: EngineEvents;
 }): NodeClient {
   const { pool, head, cache, events } = options;
-  const coalescer = createCoalescer<{ raw: RawJson; upstream: string }>();
+  const coalescer = createCoalescer<{ raw: RawJson; upstream: string; fleet?: boolean }>();
   const methods = createMethods({ pool, head, node: () => engine });
 
   // The hex of the last tag resolution (and the JSON of eth_blockNumber), reused while the chain stays.
@@ -128,6 +128,10 @@ export function createEngine(options: {
         if (hit) return { raw: hit.body, source: hit.tier };
       }
       const { promise, shared } = coalescer.run(key, async () => {
+        // A final answer another instance of the fleet fetched costs no node call.
+        const fromFleet = cached ? cache.lookupShared(key, policy, prepared.params) : undefined;
+        const found = fromFleet && (await fromFleet);
+        if (found !== undefined) return { raw: found, upstream: "", fleet: true };
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
         const reached = policy?.block?.kind === "filter";
         const result = await methods.fetch(method, prepared.params, { minBlock, reached });
@@ -146,7 +150,7 @@ export function createEngine(options: {
       return promise.then(
         (result): NodeResult => ({
           raw: result.raw,
-          source: shared ? "coalesced" : "miss",
+          source: shared ? "coalesced" : result.fleet ? "shared" : "miss",
           upstream: result.upstream || undefined,
         }),
       );

@@ -67,6 +67,11 @@ export interface ChainHead {
   onFinalized(listener: (final: bigint) => void): void;
   /** A block number seen in an answer: past the head, the upstreams are polled at once. */
   sawBlock(n: bigint): void;
+  /**
+   * A head seen elsewhere (another instance of the fleet, fleet/sharedHeads.ts), taken as a pushed one: it
+   * extends the followed chain at once when it links, or sets a catch-up through the node going.
+   */
+  offer(header: BlockHeader): void;
   /** Reads the finality tags, polls every upstream, and waits until what they said is followed. */
   refresh(): Promise<void>;
   stop(): void;
@@ -317,6 +322,7 @@ export function createChainHead(options: {
     onReorg: (listener) => void reorgListeners.push(listener),
     onChange: (listener) => void changeListeners.push(listener),
     onFinalized: (listener) => void finalListeners.push(listener),
+    offer: observe,
     sawBlock(n) {
       if (!head || n <= head.number || sawPolling) return;
       sawPolling = true;

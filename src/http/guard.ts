@@ -150,13 +150,17 @@ export function createGuard(options: {
     return authenticated instanceof Promise ? authenticated.then(session) : session(authenticated);
   }
 
-  function limited(caller: Caller, calls: number, work: () => void): void {
-    try {
-      work();
-    } catch (error) {
+  function limited(caller: Caller, calls: number, work: () => void | Promise<void>): void | Promise<void> {
+    const count = (error: unknown) => {
       if (error instanceof RateLimitedError)
         metrics.rateLimited.inc({ scope: caller.keyHash ? "key" : "ip" }, calls);
       throw error;
+    };
+    try {
+      const done = work();
+      return done instanceof Promise ? done.catch(count) : undefined;
+    } catch (error) {
+      count(error);
     }
   }
 
@@ -174,7 +178,13 @@ export function createGuard(options: {
       accepted = steps.accept(seen.body, seen.text);
     }
     const { input, cost } = accepted;
-    if (rate) limited(caller, cost, () => limiter.take(session.identity, cost, rate));
+    const charged = rate && limited(caller, cost, () => limiter.take(session.identity, cost, rate));
+    // Buckets shared by the fleet answer later: the run waits for the charge.
+    if (charged instanceof Promise) return charged.then(() => finish(steps, input, caller, requestId));
+    return finish(steps, input, caller, requestId);
+  }
+
+  function finish<I, A>(steps: Steps<I, A>, input: I, caller: Caller, requestId: string): A | Promise<A> {
     const run = steps.run(input, { caller, requestId });
     if (run instanceof Promise) {
       return run.then((answer) => {

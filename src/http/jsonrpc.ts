@@ -56,7 +56,7 @@ interface Answer {
 }
 
 // Order of "how far the node was from the answer", for the x-cache header of a batch.
-const SOURCE_RANK: Record<ResultSource, number> = { memory: 0, disk: 1, coalesced: 2, miss: 3 };
+const SOURCE_RANK: Record<ResultSource, number> = { memory: 0, disk: 1, shared: 2, coalesced: 3, miss: 4 };
 
 /** One response from the answers of a single request or of a batch's elements. */
 function combine(answers: Answer[], parts: RawJson[]): RpcAnswer {

@@ -20,8 +20,11 @@ export interface RateLimiter {
    * before a request is read further. Unlimited callers always pass.
    */
   admit(identity: string, rate: Rate | undefined): void;
-  /** Takes `count` tokens for `identity`, or throws RateLimitedError. Unlimited callers always pass. */
-  take(identity: string, count: number, rate: Rate | undefined): void;
+  /**
+   * Takes `count` tokens for `identity`, or throws RateLimitedError (rejects, when the buckets are shared
+   * by the fleet: fleet/sharedLimiter.ts). Unlimited callers always pass.
+   */
+  take(identity: string, count: number, rate: Rate | undefined): void | Promise<void>;
   stop(): void;
 }
 

@@ -55,7 +55,7 @@ export async function startTestService(options: {
   return { url: service.url, databaseUrl, dataDir, stop };
 }
 
-function freePort(): number {
+export function freePort(): number {
   const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = server.port;
   server.stop(true);
