@@ -1,8 +1,9 @@
 /**
  * The indexer phase: a local chain of dense blocks (150 token transfers each, 100 of them to one "hot"
  * address) indexed into a real PostgreSQL server with its durable defaults (fsync on), first from the
- * node, then again into a fresh database from the disk cache; then a page deep in the hot address's
- * history (offset 50,000) read over HTTP, with the plan PostgreSQL chose for it.
+ * node, then again into fresh databases from the disk cache, with the transfers tables in one partition and
+ * in partitions of 100 blocks, side by side; then a page deep in the hot address's history (offset 50,000)
+ * read over HTTP from both, with the plan PostgreSQL chose for it on many partitions.
  *
  * Environment: BENCH_INDEX_BLOCKS (default 1000).
  */
@@ -16,6 +17,7 @@ import { rpc } from "../test/support/chain";
 import { fillTokenBlocks } from "../test/support/movements";
 import { startPostgres } from "../test/support/postgres";
 import { fmt, latencies, startService, sumMetric, waitUntil } from "./support";
+import type { WrkResult } from "./wrk";
 
 const BLOCKS = Number(process.env.BENCH_INDEX_BLOCKS ?? 1_000);
 const HOT_PER_BLOCK = 100;
@@ -23,6 +25,9 @@ const OTHERS_PER_BLOCK = 50;
 /** Half-way through the hot address's history (50,000 at the default 1000 blocks). */
 const DEEP_OFFSET = (BLOCKS * HOT_PER_BLOCK) / 2;
 const PAGE = 50;
+/** INDEX_PARTITION_BLOCKS: the default (the whole index in one partition) and a narrow width (many). */
+const DEFAULT_PARTITION_BLOCKS = 100_000;
+const NARROW_PARTITION_BLOCKS = 100;
 /** anvil's finalized block is head - 64: these many more blocks make the indexed ones final (cacheable). */
 const FINALITY_BLOCKS = 100;
 
@@ -49,14 +54,28 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       `built ${BLOCKS} blocks (${fmt(transfers)} transfers) in ${fmt((performance.now() - built) / 1000)} s`,
     );
 
-    const runs: { label: string; seconds: number; writeSeconds: number; url: string; databaseUrl: string }[] =
-      [];
-    for (const label of ["from the node (anvil)", "from the disk cache, into a fresh database"]) {
+    const runs: {
+      label: string;
+      partitions: number;
+      seconds: number;
+      writeSeconds: number;
+      url: string;
+      databaseUrl: string;
+    }[] = [];
+    // The transfers tables are partitioned by block range: the default width holds this whole index in one
+    // partition, the narrow one spreads it over many, side by side from the same disk cache.
+    const sources = [
+      { label: "from the node (anvil)", partitionBlocks: DEFAULT_PARTITION_BLOCKS },
+      { label: "from the disk cache, into a fresh database", partitionBlocks: DEFAULT_PARTITION_BLOCKS },
+      { label: "from the disk cache, into a fresh database", partitionBlocks: NARROW_PARTITION_BLOCKS },
+    ];
+    for (const { label, partitionBlocks } of sources) {
       const databaseUrl = await pg.createDatabase("bench");
       const service = await startService(anvil.url, dataDir, {
         DATABASE_URL: databaseUrl,
         INDEXER: "on",
         HEAD_POLL_MS: "100",
+        INDEX_PARTITION_BLOCKS: String(partitionBlocks),
       });
       services.push(service);
       const seconds = await waitUntil(
@@ -78,11 +97,13 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       if (indexed !== transfers) throw new Error(`indexed ${indexed} transfers, expected ${transfers}`);
       runs.push({
         label,
+        partitions: Math.floor(head / partitionBlocks) + 1,
         seconds,
         writeSeconds: sumMetric(metrics, "gateway_indexer_write_seconds_total"),
         url: service.url,
         databaseUrl,
       });
+      // The first index is only timed; the others serve the deep page.
       if (runs.length === 1) await services.pop()!.stop();
     }
 
@@ -90,18 +111,16 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       "",
       `Indexer backfill: ${fmt(head + 1)} blocks, ${fmt(BLOCKS)} of them dense (${HOT_PER_BLOCK + OTHERS_PER_BLOCK} token transfers each), ${fmt(transfers)} transfers; PostgreSQL ${"with fsync and synchronous commit on"}:`,
       "",
-      "| source | seconds | blocks/s | transfers/s | transfers/s inside the write transactions |",
-      "|---|---:|---:|---:|---:|",
+      "| source | partitions holding the index | seconds | blocks/s | transfers/s | transfers/s inside the write transactions |",
+      "|---|---:|---:|---:|---:|---:|",
       ...runs.map(
         (r) =>
-          `| ${r.label} | ${fmt(r.seconds, 1)} | ${fmt((head + 1) / r.seconds)} | ${fmt(transfers / r.seconds)} | ${fmt(transfers / r.writeSeconds)} |`,
+          `| ${r.label} | ${r.partitions} | ${fmt(r.seconds, 1)} | ${fmt((head + 1) / r.seconds)} | ${fmt(transfers / r.seconds)} | ${fmt(transfers / r.writeSeconds)} |`,
       ),
     );
     for (const r of runs) rows.push({ phase: "indexer", source: r.label, blocks: head + 1, transfers, ...r });
 
-    // A page deep in the hot address's history.
-    const served = runs[1]!;
-    const sql = postgres(served.databaseUrl, { max: 1, onnotice: () => {} });
+    // A page deep in the hot address's history, on one partition and on many, side by side.
     const query = {
       addresses: [HOT],
       fromBlock: 0n,
@@ -109,31 +128,51 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       offset: DEEP_OFFSET,
       limit: PAGE,
     };
+    const body = JSON.stringify({ addresses: HOT, offset: DEEP_OFFSET, limit: PAGE });
+    const served = runs.slice(1);
+    const pages = [];
+    for (const run of served) {
+      const url = `${run.url}/node/rest/watch_getTransfersByAddress`;
+      const check = (await (
+        await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body })
+      ).json()) as any[];
+      if (check.length !== PAGE || check[0].to !== HOT)
+        throw new Error("the deep page is not what was indexed");
+      pages.push({ run, page: JSON.stringify(check), ...(await latencies(url, body)) });
+    }
+    if (pages[0]!.page !== pages[1]!.page) throw new Error("the deep page differs between the partitionings");
+    const sql = postgres(served.at(-1)!.databaseUrl, { max: 1, onnotice: () => {} });
     const plan = await createTransferQueries(sql as never).explain(query);
     const [count] = await sql`select count(*)::int as n from transfer_addresses
       where address = decode(${HOT.slice(2)}, 'hex')`;
     await sql.end();
-    const body = JSON.stringify({ addresses: HOT, offset: DEEP_OFFSET, limit: PAGE });
-    const url = `${served.url}/node/rest/watch_getTransfersByAddress`;
-    const check = (await (
-      await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body })
-    ).json()) as any[];
-    if (check.length !== PAGE || check[0].to !== HOT)
-      throw new Error("the deep page is not what was indexed");
-    const { single, busy, table } = await latencies(url, body);
+    const row = (partitions: number, connections: number, r: WrkResult) =>
+      `| ${partitions} | ${connections} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} ms | ${fmt(r.p99Ms, 2)} ms |`;
     lines.push(
       "",
-      `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, offset ${fmt(DEEP_OFFSET)}, limit ${PAGE}:`,
+      `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, offset ${fmt(DEEP_OFFSET)}, limit ${PAGE} (the same page from both indexes):`,
       "",
-      ...table,
+      "| partitions | connections | req/s | p50 | p99 |",
+      "|---:|---:|---:|---:|---:|",
+      ...pages.flatMap((p) => [row(p.run.partitions, 1, p.single), row(p.run.partitions, 16, p.busy)]),
       "",
-      "The page's plan (EXPLAIN ANALYZE of the key query):",
+      `The page's plan on ${served.at(-1)!.partitions} partitions (EXPLAIN ANALYZE of the key query):`,
       "",
       "```",
       plan,
       "```",
     );
-    rows.push({ phase: "indexer", query: "deep page", transfersOfAddress: count!.n, single, busy, plan });
+    for (const p of pages) {
+      rows.push({
+        phase: "indexer",
+        query: "deep page",
+        partitions: p.run.partitions,
+        transfersOfAddress: count!.n,
+        single: p.single,
+        busy: p.busy,
+      });
+    }
+    rows.push({ phase: "indexer", query: "deep page plan", plan });
   } finally {
     for (const service of services) await service.stop();
     await pg.stop();

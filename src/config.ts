@@ -95,6 +95,18 @@ const VARS = {
     expected: "a postgres:// or postgresql:// URL",
     fallback: undefined,
   }),
+  DATABASE_READ_URL: v({
+    schema: T.String(),
+    parse: (s) => (postgresUrl(s) ? s : undefined),
+    expected: "a postgres:// or postgresql:// URL",
+    fallback: undefined,
+  }),
+  DB_SCHEMA: v({
+    schema: T.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" }),
+    parse: (s) => s,
+    expected: "a PostgreSQL schema name (lower-case letters, digits and _, not starting with a digit)",
+    fallback: undefined,
+  }),
   REDIS_URL: v({
     schema: T.String(),
     parse: (s) => (redisUrl(s) ? s : undefined),
@@ -142,6 +154,12 @@ const VARS = {
     parse: (s) => (s === "on" ? true : s === "off" ? false : undefined),
     expected: '"on" or "off"',
     fallback: true,
+  }),
+  INDEX_PARTITION_BLOCKS: v({
+    schema: T.Integer({ minimum: 10, maximum: 100_000_000 }),
+    parse: integer,
+    expected: "an integer number of blocks from 10 to 100000000",
+    fallback: 100_000,
   }),
   DEFAULT_TOKENS: v({
     schema: T.Array(T.String({ pattern: "^0x[0-9a-f]{40}$" }), { minItems: 1, maxItems: 1_000 }),
@@ -314,6 +332,10 @@ export interface Config {
   upstreamSocketUrls: string[];
   /** Undefined: run the embedded PostgreSQL (PGlite) under dataDir. */
   databaseUrl: string | undefined;
+  /** Where callers' reads of the index go (a replica); undefined: DATABASE_URL. */
+  databaseReadUrl: string | undefined;
+  /** The schema of this chain's tables; undefined: chosen per chain (db/chainSchema.ts). */
+  dbSchema: string | undefined;
   /** The fleet's Redis (shared final answers and rate limits); undefined: each instance alone. */
   redisUrl: string | undefined;
   /** Redis's memory budget, set on the server when it allows (least recently used evicted). */
@@ -323,6 +345,8 @@ export interface Config {
   chain: Blockchain | undefined;
   confirmations: number | undefined;
   indexFromBlock: number | undefined;
+  /** Blocks per partition of the index's growing tables; read once, when the index's tables are made. */
+  indexPartitionBlocks: number;
   /** Off: this instance writes no index (it still serves the index another instance writes). */
   indexer: boolean;
   /** What DEFAULT_TOKENS means; undefined: the most transferred tokens of the last day. */
@@ -381,7 +405,11 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
   if (value === undefined || !Value.Check(spec.schema, value)) {
     // Keys are secrets: name the variable, never echo its value.
     const secret =
-      name === "API_KEYS" || name === "DATABASE_URL" || name === "REDIS_URL" || name === "RATE_LIMITS";
+      name === "API_KEYS" ||
+      name === "DATABASE_URL" ||
+      name === "DATABASE_READ_URL" ||
+      name === "REDIS_URL" ||
+      name === "RATE_LIMITS";
     const shown = secret ? "" : `, got ${JSON.stringify(raw)}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
   }
@@ -398,6 +426,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const workers = read(env, "WORKERS")!;
   const databaseUrl = read(env, "DATABASE_URL");
+  const databaseReadUrl = read(env, "DATABASE_READ_URL");
+  if (databaseReadUrl !== undefined && databaseUrl === undefined) {
+    throw new ConfigError("DATABASE_READ_URL: a replica needs its primary in DATABASE_URL");
+  }
   if (workers > 1 && databaseUrl === undefined) {
     throw new ConfigError(
       `WORKERS: ${workers} workers need DATABASE_URL: the embedded PostgreSQL is one session inside one process, so several processes share a PostgreSQL server`,
@@ -409,6 +441,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamUrls,
     upstreamSocketUrls,
     databaseUrl,
+    databaseReadUrl,
+    dbSchema: read(env, "DB_SCHEMA"),
     redisUrl: read(env, "REDIS_URL"),
     redisCacheMb: read(env, "REDIS_CACHE_MB")!,
     dataDir: read(env, "DATA_DIR")!,
@@ -417,6 +451,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     confirmations: read(env, "CONFIRMATIONS"),
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
     indexer: read(env, "INDEXER")!,
+    indexPartitionBlocks: read(env, "INDEX_PARTITION_BLOCKS")!,
     defaultTokens: read(env, "DEFAULT_TOKENS"),
     dbStatementTimeoutMs: read(env, "DB_STATEMENT_TIMEOUT_MS")!,
     maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,

@@ -174,9 +174,20 @@ export async function startService(
       confirmations: chain.confirmations,
     });
 
-    const database = await createDatabase({ config, log });
+    // The database schema, the disk tier and the fleet's keys belong to one chain: its id and genesis hash
+    // name them, so another chain on the same database, DATA_DIR or Redis (a fresh dev chain, say) never
+    // reads this one's data.
+    const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
+      hash: string;
+    };
+    const database = await createDatabase({
+      config,
+      log,
+      chain: { chainId: chain.chainId, genesisHash: genesis.hash },
+    });
+    log.info("database schema", { schema: database.schema });
     cleanups.push(() => database.close());
-    await migrate(database.sql, log);
+    await migrate(database.sql, log, { index_partition_blocks: config.indexPartitionBlocks });
 
     const auth = await createAuth({
       apiKeys: config.apiKeys,
@@ -187,11 +198,6 @@ export async function startService(
     });
     cleanups.push(() => auth.stop());
     if (auth.open) log.warn("no API key is configured: the service is open to anyone who can reach it");
-    // The disk tier and the fleet's keys belong to one chain: the chain id and genesis hash name them, so
-    // another chain on the same DATA_DIR or Redis (a fresh dev chain, say) never reads this one's answers.
-    const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
-      hash: string;
-    };
     let fleet: Fleet | undefined;
     if (config.redisUrl) {
       metrics.redisUp.set(0);
@@ -268,15 +274,19 @@ export async function startService(
         },
       });
     const blocks = guarded(createBlockQueries(database.sql), "all");
+    // The callers' reads of the index go to DATABASE_READ_URL when set (a replica); the watch filters read
+    // what the indexer just wrote, so they stay on the primary.
+    const readBlocks =
+      database.read === database.sql ? blocks : guarded(createBlockQueries(database.read), "all");
     const table = createOperationTable([
       ...createNodeOperations({ node, head }),
       ...createTransferOperations({
-        transfers: guarded(createTransferQueries(database.sql), "all"),
-        blocks,
+        transfers: guarded(createTransferQueries(database.read), "all"),
+        blocks: readBlocks,
         head,
         chain,
       }),
-      ...createStatsOperations({ blocks, node, head }),
+      ...createStatsOperations({ blocks: readBlocks, node, head }),
       ...createTokenOperations({
         node,
         tokens: guarded(createTokenStore(database.sql), "all"),

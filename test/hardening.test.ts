@@ -508,6 +508,7 @@ describe("the database", () => {
     expect(health.database).toEqual({
       status: "down",
       embedded: false,
+      schema: "public",
       latencyMs: null,
       error: "unreachable",
     });

@@ -78,14 +78,20 @@ describe("reorg", () => {
     const anvil = await newAnvil();
     const call = rpc(anvil.url);
     const { token } = await fillTokenBlocks(anvil.url, { blocks: 12, transfersPerBlock: 3 });
-    const service = await startTestService({ upstreamUrls: [anvil.url], env: INDEXER_ENV });
     const head = Number(await call<string>("eth_blockNumber"));
+    // Partitions of head - 1 blocks: the four blocks the reorg replaces straddle a partition boundary.
+    const service = await startTestService({
+      upstreamUrls: [anvil.url],
+      env: { ...INDEXER_ENV, INDEX_PARTITION_BLOCKS: String(head - 1) },
+    });
     await caughtUp(service.url, head);
     const before = await post(`${service.url}/node/rest/watch_getTransfers`, {
       fromBlock: head - 3,
       limit: 500,
     });
     expect(before.json.length).toBeGreaterThan(0);
+    const partitionsOf = new Set(before.json.map((t: any) => Math.floor(t.blockNumber / (head - 1))));
+    expect(partitionsOf.size).toBe(2);
 
     // Replace the last four blocks with a branch holding other movements.
     const [alice, bob, , , erin] = (await call<string[]>("eth_accounts")) as [

@@ -23,6 +23,7 @@ import { until } from "./support/until";
 let movements: Movements;
 let service: TestService;
 let blocks: { number: number; timestamp: number; raw: any; receipts: any[] }[];
+const INDEX_ENV = { INDEXER: "on", HEAD_POLL_MS: "50", INDEX_PARTITION_BLOCKS: "10" };
 
 const rest = (name: string, body: unknown) => post(`${service.url}/node/rest/${name}`, body);
 const jsonrpc = (method: string, params: unknown[]) =>
@@ -40,7 +41,8 @@ beforeAll(async () => {
     const receipts = await call<any[]>("eth_getBlockReceipts", [`0x${n.toString(16)}`]);
     blocks.push({ number: n, timestamp: Number(raw.timestamp), raw, receipts });
   }
-  service = await startTestService({ upstreamUrls: [anvil.url], env: { INDEXER: "on", HEAD_POLL_MS: "50" } });
+  // Partitions of 10 blocks: every test of this file reads an index spread over several of them.
+  service = await startTestService({ upstreamUrls: [anvil.url], env: INDEX_ENV });
   // Caught up once every row is there with its token's metadata (read just after the block is written).
   const expected = page(movements.transfers);
   await until(
@@ -236,6 +238,31 @@ describe("transfers", () => {
 });
 
 describe("what else the index holds", () => {
+  test("the growing tables are partitioned by block range, rows in the partition of their block, one made ahead", async () => {
+    const sql = postgres(service.databaseUrl, { max: 1 });
+    try {
+      const partitions = await sql`select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+        from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = 'transfers'::regclass order by c.relname`;
+      const last = Math.floor(movements.head / 10);
+      // Every partition up to the head's, and the next.
+      expect(partitions.map((p) => ({ ...p }))).toEqual(
+        Array.from({ length: last + 2 }, (_, k) => ({
+          name: `transfers_p${k}`,
+          bound: `FOR VALUES FROM ('${k * 10}') TO ('${(k + 1) * 10}')`,
+        })) as never,
+      );
+      const misplaced =
+        await sql`select count(*)::int as n from transfers t join pg_class c on c.oid = t.tableoid
+        where c.relname <> 'transfers_p' || (t.block_number / 10)`;
+      expect(misplaced[0]!.n).toBe(0);
+      const used = await sql`select count(distinct tableoid)::int as n from transfers`;
+      expect(used[0]!.n).toBeGreaterThanOrEqual(2);
+    } finally {
+      await sql.end();
+    }
+  });
+
   test("ERC-20 approvals, for the watch filters", async () => {
     const sql = postgres(service.databaseUrl, { max: 1 });
     try {
@@ -263,7 +290,7 @@ describe("what else the index holds", () => {
     const embedded = await startTestService({
       upstreamUrls: [movements.url],
       databaseUrl: null,
-      env: { INDEXER: "on", HEAD_POLL_MS: "50" },
+      env: INDEX_ENV,
     });
     try {
       const expected = page(movements.transfers);

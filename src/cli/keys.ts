@@ -69,7 +69,7 @@ async function run(command: Command): Promise<number> {
   const log = createLogger({ level: "error" });
   const database = await createDatabase({ config, log });
   try {
-    await migrate(database.sql, log);
+    await migrate(database.sql, log, { index_partition_blocks: config.indexPartitionBlocks });
     const store = createApiKeyStore(database.sql);
     if (command.name === "add") {
       const key = randomBytes(KEY_BYTES).toString("base64url");

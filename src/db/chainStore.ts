@@ -42,6 +42,21 @@ export interface ChainStore {
 }
 
 export function createChainStore(sql: Sql): ChainStore {
+  // The growing tables' partitions (sql/005_index_partitions.sql), made one partition ahead of the writes.
+  let partitionBlocks: bigint | undefined;
+  let coveredUpTo = -1n;
+  async function partitionsFor(first: bigint, last: bigint): Promise<void> {
+    if (partitionBlocks === undefined) {
+      const [row] = await sql`select blocks::text as blocks from index_partitioning`;
+      partitionBlocks = BigInt(row!.blocks as string);
+    }
+    const ahead = last + partitionBlocks;
+    if (ahead <= coveredUpTo) return;
+    // Outside the write's transaction: making a partition locks its table, briefly and once.
+    await sql`select ensure_index_partitions(${text(first)}::bigint, ${text(ahead)}::bigint)`;
+    coveredUpTo = (ahead / partitionBlocks + 1n) * partitionBlocks - 1n;
+  }
+
   async function state(): Promise<IndexerState | undefined> {
     const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
     return row
@@ -186,6 +201,7 @@ export function createChainStore(sql: Sql): ChainStore {
       }
       const first = b.number[0]!;
       const last = b.number[b.number.length - 1]!;
+      await partitionsFor(BigInt(first), BigInt(last));
 
       await sql.begin(async (tx) => {
         // Taken first: a second writer waits here on the row lock, then finds the index moved on.

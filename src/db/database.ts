@@ -7,6 +7,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import type { Config } from "../config";
 import type { Logger } from "../log";
+import { type ChainIdentity, claimSchema } from "./chainSchema";
 
 /**
  * Connections to an external server. PGlite is one session behind its socket server: two connections
@@ -32,7 +33,11 @@ export type Sql = postgres.Sql<Record<string, never>>;
 
 export interface Database {
   sql: Sql;
+  /** Read-only queries: DATABASE_READ_URL (a replica) when set, else `sql`. */
+  read: Sql;
   embedded: boolean;
+  /** The schema this chain's tables are in (db/chainSchema.ts). */
+  schema: string;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -41,14 +46,41 @@ export interface Database {
  * Every statement has DB_STATEMENT_TIMEOUT_MS (set for the session, so it covers lock waits too), and a
  * connection that cannot be made fails within the same time: no request waits on the database longer.
  */
-function connect(url: string, max: number, statementTimeoutMs: number): Sql {
+function connect(url: string, max: number, statementTimeoutMs: number, schema?: string): Sql {
   return postgres(url, {
     max,
     connect_timeout: Math.max(1, Math.ceil(statementTimeoutMs / 1000)),
     idle_timeout: IDLE_TIMEOUT_S,
     onnotice: () => {},
-    connection: { application_name: "chain-gateway", statement_timeout: statementTimeoutMs },
+    connection: {
+      application_name: "chain-gateway",
+      statement_timeout: statementTimeoutMs,
+      ...(schema === undefined ? {} : { search_path: schema }),
+    },
   }) as Sql;
+}
+
+/**
+ * The pool on this chain's schema. With the chain known, the schema is chosen and claimed first on a
+ * connection of its own (closed before the pool opens one: the embedded server takes one at a time);
+ * without (the keys CLI), it is DB_SCHEMA or `public`.
+ */
+async function connectToSchema(
+  url: string,
+  max: number,
+  config: Config,
+  chain: ChainIdentity | undefined,
+): Promise<{ sql: Sql; schema: string }> {
+  let schema = config.dbSchema ?? "public";
+  if (chain) {
+    const probe = connect(url, 1, config.dbStatementTimeoutMs);
+    try {
+      schema = await claimSchema(probe, chain, config.dbSchema);
+    } finally {
+      await probe.end({ timeout: CLOSE_TIMEOUT_S });
+    }
+  }
+  return { sql: connect(url, max, config.dbStatementTimeoutMs, schema), schema };
 }
 
 /** One process owns an embedded database directory; a second one would corrupt it. */
@@ -73,19 +105,37 @@ function lockDirectory(dir: string): () => void {
   return () => rmSync(lockFile, { force: true });
 }
 
-export async function createDatabase(options: { config: Config; log: Logger }): Promise<Database> {
+export async function createDatabase(options: {
+  config: Config;
+  log: Logger;
+  /** The chain served: its schema is chosen and claimed (db/chainSchema.ts). */
+  chain?: ChainIdentity;
+}): Promise<Database> {
   const { config, log } = options;
   const ping = async (sql: Sql) => {
     await sql`select 1`;
   };
 
   if (config.databaseUrl) {
-    const sql = connect(config.databaseUrl, POOL_SIZE, config.dbStatementTimeoutMs);
+    const { sql, schema } = await connectToSchema(config.databaseUrl, POOL_SIZE, config, options.chain);
+    // A replica holds the primary's schemas as they are: the same schema is read there.
+    const read = config.databaseReadUrl
+      ? connect(config.databaseReadUrl, POOL_SIZE, config.dbStatementTimeoutMs, schema)
+      : sql;
     return {
       sql,
+      read,
+      schema,
       embedded: false,
-      ping: () => ping(sql),
-      close: () => sql.end({ timeout: CLOSE_TIMEOUT_S }),
+      ping: async () => {
+        await Promise.all([ping(sql), read === sql ? undefined : ping(read)]);
+      },
+      async close() {
+        await Promise.all([
+          sql.end({ timeout: CLOSE_TIMEOUT_S }),
+          read === sql ? undefined : read.end({ timeout: CLOSE_TIMEOUT_S }),
+        ]);
+      },
     };
   }
 
@@ -107,13 +157,25 @@ export async function createDatabase(options: { config: Config; log: Logger }): 
   await server.start();
   const address = server.getServerConn();
   log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
-  const sql = connect(
-    `postgres://postgres@${address}/postgres`,
-    EMBEDDED_POOL_SIZE,
-    config.dbStatementTimeoutMs,
-  );
+  let connected: { sql: Sql; schema: string };
+  try {
+    connected = await connectToSchema(
+      `postgres://postgres@${address}/postgres`,
+      EMBEDDED_POOL_SIZE,
+      config,
+      options.chain,
+    );
+  } catch (error) {
+    await server.stop();
+    await pglite.close();
+    unlock();
+    throw error;
+  }
+  const { sql, schema } = connected;
   return {
     sql,
+    read: sql,
+    schema,
     embedded: true,
     ping: () => ping(sql),
     async close() {

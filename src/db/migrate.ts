@@ -29,11 +29,25 @@ export function readMigrations(dir = SQL_DIR): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
-export async function migrate(sql: Sql, log: Logger, migrations = readMigrations()): Promise<number[]> {
+/** What a migration may read with current_setting('gateway.<name>', true): choices made once, when it runs. */
+export interface MigrationSettings {
+  /** Blocks per partition of the tables that grow with the chain (005_index_partitions.sql). */
+  index_partition_blocks?: number;
+}
+
+export async function migrate(
+  sql: Sql,
+  log: Logger,
+  settings: MigrationSettings = {},
+  migrations = readMigrations(),
+): Promise<number[]> {
   const applied: number[] = [];
   await sql.begin(async (tx) => {
     // The lock comes first: two instances starting on a fresh database would race to create the table.
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    for (const [name, value] of Object.entries(settings)) {
+      if (value !== undefined) await tx`select set_config(${`gateway.${name}`}, ${String(value)}, true)`;
+    }
     await tx`create table if not exists schema_migrations (
       version integer primary key,
       name text not null,

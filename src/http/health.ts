@@ -50,6 +50,9 @@ export const HealthReport = T.Object({
   database: T.Object({
     status: T.Union([T.Literal("ok"), T.Literal("down")]),
     embedded: T.Boolean(),
+    schema: T.String({
+      description: "the schema this chain's tables are in (several chains may share a database)",
+    }),
     latencyMs: T.Union([T.Number(), T.Null()]),
     error: T.Optional(T.Union([T.Literal("timeout"), T.Literal("unreachable")])),
   }),
@@ -94,7 +97,7 @@ export interface HealthDeps {
   head: ChainHead;
   memory: MemoryTier;
   disk?: DiskTier;
-  database: { embedded: boolean; ping(): Promise<void> };
+  database: { embedded: boolean; schema: string; ping(): Promise<void> };
   indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
   workers?: PoolView;
   log: Logger;
@@ -150,6 +153,7 @@ export function createHealth(deps: HealthDeps) {
         database: {
           status: databaseOk ? "ok" : "down",
           embedded: deps.database.embedded,
+          schema: deps.database.schema,
           latencyMs: databaseOk ? db.ms : null,
           ...(db.error ? { error: db.error } : {}),
         },

@@ -349,7 +349,9 @@ export function startIndexer(options: {
     }
     const conn = await sql.reserve();
     try {
-      const [row] = await conn`select pg_try_advisory_lock(${LOCK_KEY}) as locked`;
+      // One leader per chain: the lock's second key is the chain's schema (db/chainSchema.ts).
+      const [row] =
+        await conn`select pg_try_advisory_lock(${LOCK_KEY}, hashtext(current_schema())) as locked`;
       if (!row?.locked) {
         // Another instance indexes: follow its progress for /health.
         await follow();
@@ -370,7 +372,7 @@ export function startIndexer(options: {
       } finally {
         clearInterval(check);
         await withTimeout(
-          conn`select pg_advisory_unlock(${LOCK_KEY})`,
+          conn`select pg_advisory_unlock(${LOCK_KEY}, hashtext(current_schema()))`,
           UNLOCK_WAIT_MS,
           () => new Error("unlock not answered"),
         ).catch(() => {});
