@@ -4,6 +4,7 @@ import { execFileSync, execSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureDebianPackage } from "./apt.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const chromium = "/usr/bin/chromium";
@@ -18,16 +19,7 @@ function fail(message) {
   process.exit(1);
 }
 
-if (!existsSync(chromium)) {
-  if (!isRoot) fail("Chromium is missing; run: sudo apt-get update && sudo apt-get install -y chromium");
-  process.stderr.write("Chromium is missing: installing Debian's chromium\n");
-  try {
-    execSync("apt-get update -qq && apt-get install -y -qq chromium >/dev/null", { stdio: "inherit", env });
-  } catch (error) {
-    fail(`installing Debian's chromium failed: ${error.message}`);
-  }
-  if (!existsSync(chromium)) fail(`apt-get ran but ${chromium} does not exist`);
-}
+ensureDebianPackage({ pkg: "chromium", what: "Chromium", present: () => existsSync(chromium) });
 
 function prometheusDebs() {
   return readdirSync(toolsDir).filter((name) => /^prometheus_.*\.deb$/.test(name));

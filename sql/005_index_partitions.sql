@@ -45,51 +45,17 @@ alter table transfer_addresses rename to transfer_addresses_unpartitioned;
 alter table approvals rename to approvals_unpartitioned;
 alter table block_addresses rename to block_addresses_unpartitioned;
 
-create table transfers (
-  block_number bigint not null references blocks (number) on delete cascade,
-  transaction_index integer not null,
-  log_index integer not null,
-  transaction_hash bytea not null,
-  transfer_type smallint not null,
-  contract_address bytea,
-  from_address bytea not null,
-  to_address bytea,
-  value numeric(78) not null,
-  fee numeric(78) not null,
-  transaction_error boolean not null,
-  primary key (block_number, transaction_index, log_index)
-) partition by range (block_number);
-
-create table transfer_addresses (
-  address bytea not null,
-  block_number bigint not null references blocks (number) on delete cascade,
-  transaction_index integer not null,
-  log_index integer not null,
-  side smallint not null,
-  transfer_type smallint not null,
-  contract_address bytea,
-  primary key (address, block_number, transaction_index, log_index)
-) partition by range (block_number);
-
-create table approvals (
-  block_number bigint not null references blocks (number) on delete cascade,
-  transaction_index integer not null,
-  log_index integer not null,
-  transaction_hash bytea not null,
-  contract_address bytea not null,
-  owner bytea not null,
-  spender bytea not null,
-  value numeric(78) not null,
-  fee numeric(78) not null,
-  transaction_error boolean not null,
-  primary key (block_number, log_index)
-) partition by range (block_number);
-
-create table block_addresses (
-  block_number bigint not null references blocks (number) on delete cascade,
-  address bytea not null,
-  primary key (block_number, address)
-) partition by range (block_number);
+-- Each the table it replaces, column for column, with its keys and indexes (made on every partition), and
+-- its cascade from blocks.
+create table transfers (like transfers_unpartitioned including all) partition by range (block_number);
+create table transfer_addresses (like transfer_addresses_unpartitioned including all)
+  partition by range (block_number);
+create table approvals (like approvals_unpartitioned including all) partition by range (block_number);
+create table block_addresses (like block_addresses_unpartitioned including all) partition by range (block_number);
+alter table transfers add foreign key (block_number) references blocks (number) on delete cascade;
+alter table transfer_addresses add foreign key (block_number) references blocks (number) on delete cascade;
+alter table approvals add foreign key (block_number) references blocks (number) on delete cascade;
+alter table block_addresses add foreign key (block_number) references blocks (number) on delete cascade;
 
 select ensure_index_partitions(
   coalesce((select min(number) from blocks), 0),
@@ -105,8 +71,3 @@ drop table transfers_unpartitioned;
 drop table transfer_addresses_unpartitioned;
 drop table approvals_unpartitioned;
 drop table block_addresses_unpartitioned;
-
-create index if not exists transfers_contract
-  on transfers (contract_address, block_number, transaction_index, log_index) where contract_address is not null;
-create index if not exists transfers_type on transfers (transfer_type, block_number, transaction_index, log_index);
-create index if not exists transfer_addresses_block on transfer_addresses (block_number);

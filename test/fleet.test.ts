@@ -34,6 +34,24 @@ const nodeCallsFor = (n: number) =>
   proxy.callsOf("eth_getBlockByNumber").filter((c) => c.params[0] === hex(n)).length;
 const metricsOf = async (s: ServiceProcess) => (await fetch(`${s.url}/metrics`)).text();
 const redisUp = async (s: ServiceProcess) => metric(await metricsOf(s), "gateway_redis_up");
+const storedShared = async (s: ServiceProcess) =>
+  metric(await metricsOf(s), "gateway_cache_stored_total", { tier: "shared" }) ?? 0;
+/** Block n read through each instance in turn, once the first has put it in Redis (written after it answers). */
+async function readThroughFleet(n: number) {
+  const answers = [];
+  for (const [i, s] of fleet.entries()) {
+    const before = i === 0 ? await storedShared(s) : 0;
+    const response = await getBlock(s.url, n);
+    answers.push({
+      status: response.status,
+      cache: response.headers.get("x-cache"),
+      body: await response.json(),
+    });
+    if (i === 0)
+      await until("the answer shared", async () => ((await storedShared(s)) > before ? true : undefined));
+  }
+  return answers;
+}
 const health = async (s: ServiceProcess) => (await fetch(`${s.url}/health`)).json() as Promise<any>;
 
 beforeAll(async () => {
@@ -65,15 +83,7 @@ describe("three instances on one PostgreSQL and one Redis", () => {
   test("a final block fetched through one is a hit on the other two, with no node call", async () => {
     const expected = await node("eth_getBlockByNumber", [hex(10), false]);
     const before = nodeCallsFor(10);
-    const answers = [];
-    for (const s of fleet) {
-      const response = await getBlock(s.url, 10);
-      answers.push({
-        status: response.status,
-        cache: response.headers.get("x-cache"),
-        body: await response.json(),
-      });
-    }
+    const answers = await readThroughFleet(10);
     expect(answers.map((a) => [a.status, a.cache])).toEqual([
       [200, "miss"],
       [200, "shared"],
@@ -95,7 +105,11 @@ describe("three instances on one PostgreSQL and one Redis", () => {
   test("a shared value that does not verify is a miss: the node answers, and it is counted", async () => {
     const keys = async () => new Set((await redis.cli("--scan")).split("\n"));
     const before = await keys();
+    const stored = await storedShared(fleet[0]!);
     expect((await getBlock(fleet[0]!.url, 40)).headers.get("x-cache")).toBe("miss");
+    await until("the answer shared", async () =>
+      (await storedShared(fleet[0]!)) > stored ? true : undefined,
+    );
     const added = [...(await keys())].filter((k) => !before.has(k));
     expect(added).toHaveLength(1);
     // One byte of the answer changed in Redis.
@@ -233,9 +247,7 @@ describe("three instances on one PostgreSQL and one Redis", () => {
       async () => ((await Promise.all(fleet.map(redisUp))).every((up) => up === 1) ? true : undefined),
       10_000,
     );
-    const answers = [];
-    for (const s of fleet) answers.push((await getBlock(s.url, 30)).headers.get("x-cache"));
-    expect(answers).toEqual(["miss", "shared", "shared"]);
+    expect((await readThroughFleet(30)).map((a) => a.cache)).toEqual(["miss", "shared", "shared"]);
   });
 
   test("the indexing leader killed with SIGKILL: another leads within 15 s, with no gap and no duplicate", async () => {

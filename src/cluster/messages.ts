@@ -3,6 +3,7 @@
  * cluster/worker.ts). Metrics are carried as prom-client's JSON form, which the primary merges.
  */
 import type { Registry } from "prom-client";
+import { withTimeout } from "../timeout";
 
 /** Set in a worker's environment: its slot. A process without it is the primary or serves alone. */
 export const WORKER_ENV = "GATEWAY_WORKER";
@@ -26,6 +27,17 @@ export type ToPrimary =
   /** A worker asked for /metrics: the primary answers with every worker's, merged. */
   | { type: "metrics"; id: number }
   | { type: "collected"; id: number; metrics: MetricsJson };
+
+/**
+ * The answer a later message brings for `key` (handed to the function `waiting` holds for it), or undefined
+ * when none comes within `ms`.
+ */
+export function reply<K, T>(waiting: Map<K, (value: T) => void>, key: K, ms: number): Promise<T | undefined> {
+  const answered = new Promise<T>((resolve) => waiting.set(key, resolve));
+  return withTimeout(answered, ms, () => new Error("no reply"))
+    .catch(() => undefined)
+    .finally(() => waiting.delete(key));
+}
 
 export type ToWorker =
   | { type: "workers"; workers: WorkerInfo[] }

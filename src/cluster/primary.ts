@@ -11,7 +11,14 @@ import type { Config } from "../config";
 import type { Logger } from "../log";
 import { DEV_HEAD_POLL_MS, type Service, startDevChain } from "../service";
 import type { DevChain } from "../upstream/devChain";
-import { type MetricsJson, type ToPrimary, type ToWorker, WORKER_ENV, type WorkerInfo } from "./messages";
+import {
+  type MetricsJson,
+  reply,
+  type ToPrimary,
+  type ToWorker,
+  WORKER_ENV,
+  type WorkerInfo,
+} from "./messages";
 
 /** How long start-up waits for every worker to listen. */
 const START_WAIT_MS = 120_000;
@@ -101,22 +108,11 @@ export async function startPrimary(options: {
     const id = ++collected;
     const replies = slots
       .filter((s) => s.state === "up")
-      .map(
-        (slot) =>
-          new Promise<MetricsJson | undefined>((resolve) => {
-            const key = `${id}:${slot.index}`;
-            const timer = setTimeout(() => {
-              collections.delete(key);
-              resolve(undefined);
-            }, COLLECT_WAIT_MS);
-            collections.set(key, (metrics) => {
-              clearTimeout(timer);
-              collections.delete(key);
-              resolve(metrics);
-            });
-            tell(slot, { type: "collect", id });
-          }),
-      );
+      .map((slot) => {
+        const answer = reply(collections, `${id}:${slot.index}`, COLLECT_WAIT_MS);
+        tell(slot, { type: "collect", id });
+        return answer;
+      });
     const all = [await registry.getMetricsAsJSON(), ...(await Promise.all(replies))];
     return AggregatorRegistry.aggregate(all.filter((m): m is MetricsJson => m !== undefined)).metrics();
   }

@@ -5,7 +5,7 @@
  */
 import type { Registry } from "prom-client";
 import type { Logger } from "../log";
-import type { ToPrimary, ToWorker, WorkerInfo } from "./messages";
+import { reply, type ToPrimary, type ToWorker, type WorkerInfo } from "./messages";
 
 /** How long /metrics waits for the pool's figures before it answers with this worker's own. */
 const METRICS_WAIT_MS = 3_000;
@@ -67,7 +67,6 @@ export function joinPool(options: {
         break;
       case "metrics":
         waiting.get(message.id)?.(message.text);
-        waiting.delete(message.id);
         break;
     }
   };
@@ -80,16 +79,7 @@ export function joinPool(options: {
     ready: () => send({ type: "ready" }),
     async metricsText() {
       const id = ++asked;
-      const merged = new Promise<string | undefined>((resolve) => {
-        const timer = setTimeout(() => {
-          waiting.delete(id);
-          resolve(undefined);
-        }, METRICS_WAIT_MS);
-        waiting.set(id, (text) => {
-          clearTimeout(timer);
-          resolve(text);
-        });
-      });
+      const merged = reply(waiting, id, METRICS_WAIT_MS);
       send({ type: "metrics", id });
       const text = await merged;
       if (text !== undefined) return text;

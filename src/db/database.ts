@@ -122,19 +122,17 @@ export async function createDatabase(options: {
     const read = config.databaseReadUrl
       ? connect(config.databaseReadUrl, POOL_SIZE, config.dbStatementTimeoutMs, schema)
       : sql;
+    const pools = read === sql ? [sql] : [sql, read];
     return {
       sql,
       read,
       schema,
       embedded: false,
       ping: async () => {
-        await Promise.all([ping(sql), read === sql ? undefined : ping(read)]);
+        await Promise.all(pools.map(ping));
       },
       async close() {
-        await Promise.all([
-          sql.end({ timeout: CLOSE_TIMEOUT_S }),
-          read === sql ? undefined : read.end({ timeout: CLOSE_TIMEOUT_S }),
-        ]);
+        await Promise.all(pools.map((pool) => pool.end({ timeout: CLOSE_TIMEOUT_S })));
       },
     };
   }
@@ -157,6 +155,11 @@ export async function createDatabase(options: {
   await server.start();
   const address = server.getServerConn();
   log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
+  const shutDown = async () => {
+    await server.stop();
+    await pglite.close();
+    unlock();
+  };
   let connected: { sql: Sql; schema: string };
   try {
     connected = await connectToSchema(
@@ -166,9 +169,7 @@ export async function createDatabase(options: {
       options.chain,
     );
   } catch (error) {
-    await server.stop();
-    await pglite.close();
-    unlock();
+    await shutDown();
     throw error;
   }
   const { sql, schema } = connected;
@@ -180,9 +181,7 @@ export async function createDatabase(options: {
     ping: () => ping(sql),
     async close() {
       await sql.end({ timeout: CLOSE_TIMEOUT_S });
-      await server.stop();
-      await pglite.close();
-      unlock();
+      await shutDown();
     },
   };
 }

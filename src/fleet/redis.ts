@@ -6,6 +6,7 @@
  */
 import { RedisClient } from "bun";
 import type { Logger } from "../log";
+import { withTimeout } from "../timeout";
 
 /** How long one use may take before the caller goes on without Redis (an answer not shared, a local limit). */
 export const REDIS_TIMEOUT_MS = 250;
@@ -154,14 +155,8 @@ export function createFleet(options: {
     },
     async run(use, work) {
       if (!commands.up) return undefined;
-      let timer: Timer | undefined;
       try {
-        return await Promise.race([
-          work(commands.client),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Late()), REDIS_TIMEOUT_MS);
-          }),
-        ]);
+        return await withTimeout(work(commands.client), REDIS_TIMEOUT_MS, () => new Late());
       } catch (error) {
         events?.error?.(use);
         if (error instanceof Late) {
@@ -169,8 +164,6 @@ export function createFleet(options: {
           commands.reset();
         } else warn("Redis failed", error);
         return undefined;
-      } finally {
-        clearTimeout(timer);
       }
     },
     subscribe(channel, listener) {

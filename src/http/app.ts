@@ -13,6 +13,7 @@ import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
+import { withTimeout } from "../timeout";
 import { json } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
 import type { Guard, Handler } from "./guard";
@@ -135,9 +136,7 @@ export function listen(options: {
     port: server.port!,
     async stop() {
       app.websocket.stop();
-      let timer: Timer | undefined;
-      await Promise.race([server.stop(false), new Promise((done) => (timer = setTimeout(done, DRAIN_MS)))]);
-      clearTimeout(timer);
+      await withTimeout(server.stop(false), DRAIN_MS, () => new Error("drain time over")).catch(() => {});
       await server.stop(true);
     },
   };
