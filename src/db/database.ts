@@ -1,6 +1,7 @@
 /**
  * The PostgreSQL connection: DATABASE_URL when set, else an embedded PostgreSQL (PGlite behind its socket
- * server) under DATA_DIR, so the same postgres.js code runs against both.
+ * server, in a thread of its own: db/embedded.ts) under DATA_DIR, so the same postgres.js code runs against
+ * both.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import postgres from "postgres";
 import type { Config } from "../config";
 import type { Logger } from "../log";
 import { type ChainIdentity, claimSchema } from "./chainSchema";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embedded";
 
 /**
  * Connections to an external server. PGlite is one session behind its socket server: two connections
@@ -140,24 +142,23 @@ export async function createDatabase(options: {
   const dir = join(config.dataDir, "pg");
   mkdirSync(dir, { recursive: true });
   const unlock = lockDirectory(config.dataDir);
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const started = performance.now();
-  const pglite = await PGlite.create(dir, {
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS_MB}MB`],
-  });
-  const server = new PGLiteSocketServer({
-    db: pglite,
-    host: "127.0.0.1",
-    port: 0,
-    maxConnections: EMBEDDED_POOL_SIZE,
-  });
-  await server.start();
-  const address = server.getServerConn();
+  let embedded: EmbeddedPostgres;
+  try {
+    embedded = await startEmbeddedPostgres({
+      dir,
+      sharedBuffersMb: EMBEDDED_SHARED_BUFFERS_MB,
+      maxConnections: EMBEDDED_POOL_SIZE,
+      log,
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const { address } = embedded;
   log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
   const shutDown = async () => {
-    await server.stop();
-    await pglite.close();
+    await embedded.stop();
     unlock();
   };
   let connected: { sql: Sql; schema: string };
