@@ -4,7 +4,7 @@
  * failover). Results stay raw JSON text or bytes.
  */
 import type { Cache } from "../cache/cache";
-import { wrongBlock } from "../cache/policy";
+import { type MethodPolicy, wrongBlock } from "../cache/policy";
 import { isBlockNumberHex, quantity } from "../chain/blockRef";
 import { UpstreamProtocolError } from "../errors";
 import { fastJson, type RawJson } from "../json";
@@ -22,6 +22,25 @@ interface Resolved {
   value: unknown;
   /** The block number the value names, as node-form hex, when it names one. */
   hex?: string;
+  /** A tag resolved at the head: the same text names another block later. */
+  moving?: true;
+}
+
+/** Params prepared, their cache key and whether the cache could keep their answer. */
+interface Prepared {
+  params: unknown[];
+  minBlock?: string;
+  moving?: true;
+}
+
+/** A call made ready for the cache: its params prepared, its key, and where it may be cached. */
+interface PlannedCall {
+  method: string;
+  prepared: Prepared;
+  key: string;
+  policy?: MethodPolicy;
+  /** The cache, when an answer to these params could be kept. */
+  tiers?: Cache;
 }
 
 export function createEngine(options: {
@@ -55,21 +74,21 @@ export function createEngine(options: {
       case "safe":
       case "finalized": {
         const n = blockAtTag(head, ref);
-        if (n === undefined) return { value: ref };
+        if (n === undefined) return { value: ref, moving: true };
         const hex = hexOf(n);
-        return { value: hex, hex };
+        return { value: hex, hex, moving: true };
       }
       case "earliest":
         return { value: "0x0", hex: "0x0" };
       case "pending":
-        return { value: ref };
+        return { value: ref, moving: true };
       default:
         return isBlockNumberHex(ref) ? { value: ref, hex: ref } : { value: ref };
     }
   }
 
   /** The params with tags as numbers (while the head is fresh), and the block they are about. */
-  function prepare(method: string, params: unknown[]): { params: unknown[]; minBlock?: string } {
+  function prepare(method: string, params: unknown[]): Prepared {
     const block = METHODS[method]?.block;
     if (!block) return { params };
     const out = params.slice();
@@ -82,15 +101,15 @@ export function createEngine(options: {
       if (to.hex !== undefined) filter.toBlock = to.value;
       out[block.index] = filter;
       // The upstream must have reached the end of the range.
-      return { params: out, minBlock: to.hex ?? from.hex };
+      return { params: out, minBlock: to.hex ?? from.hex, moving: from.moving ?? to.moving };
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.
       if (!block.optional || out.length !== block.index) return { params };
       const r = resolve("latest");
-      if (r.hex === undefined) return { params };
+      if (r.hex === undefined) return { params, moving: true };
       out.push(r.value);
-      return { params: out, minBlock: r.hex };
+      return { params: out, minBlock: r.hex, moving: true };
     }
     const value = out[block.index];
     if (typeof value === "object" && value !== null) {
@@ -98,11 +117,33 @@ export function createEngine(options: {
       if (selector.blockNumber === undefined) return { params };
       const r = resolve(selector.blockNumber);
       out[block.index] = { blockNumber: r.value };
-      return { params: out, minBlock: r.hex };
+      return { params: out, minBlock: r.hex, moving: r.moving };
     }
     const r = resolve(value);
     out[block.index] = r.value;
-    return { params: out, minBlock: r.hex };
+    return { params: out, minBlock: r.hex, moving: r.moving };
+  }
+
+  /**
+   * Calls whose params name no tag prepare to the same params and key for ever: prepared once per params
+   * object. The fast path shares one frozen params object among every request that sends the same text
+   * (http/paramsMemo.ts), so a repeated hit skips preparing, the key's JSON and the cacheability check.
+   */
+  const fixed = new WeakMap<unknown[], PlannedCall>();
+  function plan(method: string, params: unknown[]): PlannedCall {
+    const known = fixed.get(params);
+    if (known !== undefined && known.method === method) return known;
+    const prepared = prepare(method, params);
+    const policy = METHODS[method];
+    const call: PlannedCall = {
+      method,
+      prepared,
+      key: keyOf(method, prepared.params),
+      policy,
+      tiers: policy && cache?.cacheable(policy, prepared.params) ? cache : undefined,
+    };
+    if (prepared.moving === undefined && Object.isFrozen(params)) fixed.set(params, call);
+    return call;
   }
 
   /** Canonical: normalized params (lower-case hex, tags resolved) and the method. */
@@ -119,17 +160,14 @@ export function createEngine(options: {
           return { raw: lastJson, source: "memory" };
         }
       }
-      const prepared = prepare(method, params);
-      const key = keyOf(method, prepared.params);
-      const policy = METHODS[method];
-      const cached = cache && policy && cache.cacheable(policy, prepared.params);
-      if (cached) {
-        const hit = cache.lookup(key, policy);
+      const { prepared, key, policy, tiers } = plan(method, params);
+      if (tiers && policy) {
+        const hit = tiers.lookup(key, policy);
         if (hit) return { raw: hit.body, source: hit.tier };
       }
       const { promise, shared } = coalescer.run(key, async () => {
         // A final answer another instance of the fleet fetched costs no node call.
-        const fromFleet = cached ? cache.lookupShared(key, policy, prepared.params) : undefined;
+        const fromFleet = tiers && policy ? tiers.lookupShared(key, policy, prepared.params) : undefined;
         const found = fromFleet && (await fromFleet);
         if (found !== undefined) return { raw: found, upstream: "", fleet: true };
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
@@ -143,7 +181,9 @@ export function createEngine(options: {
         // Answer in the form kept (bytes for a large answer): it splices without a copy. An upstream known
         // to be behind the block asked may answer, but not for keeps.
         const kept =
-          cached && !result.behind ? cache.store(key, policy, prepared.params, result.raw) : undefined;
+          tiers && policy && !result.behind
+            ? tiers.store(key, policy, prepared.params, result.raw)
+            : undefined;
         return kept === undefined ? result : { raw: kept, upstream: result.upstream };
       });
       if (shared) events?.coalesced?.(method);

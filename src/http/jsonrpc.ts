@@ -75,6 +75,14 @@ function combine(answers: Answer[], parts: RawJson[]): RpcAnswer {
   };
 }
 
+/** The response of a single request: its one answer as it is. */
+const single = (answer: Answer): RpcAnswer => ({
+  status: 200,
+  parts: answer.parts,
+  source: answer.source,
+  upstream: answer.upstream,
+});
+
 /** Methods a transport adds to the table's (the WebSocket's eth_subscribe and eth_unsubscribe). */
 export interface LocalMethods {
   has(method: string): boolean;
@@ -380,9 +388,7 @@ export function createJsonRpc(options: {
       const { transport } = plan.options;
       if (!plan.batch) {
         const answer = run(plan.calls[0]!, requestId, transport);
-        return answer instanceof Promise
-          ? answer.then((a) => combine([a], a.parts))
-          : combine([answer], answer.parts);
+        return answer instanceof Promise ? answer.then(single) : single(answer);
       }
       if (plan.calls.length === 0) {
         const error = new InvalidRequestError("invalid request: empty batch");
