@@ -250,14 +250,36 @@ function problemOf(event: CdpEvent, requestUrls: Map<string, string>): string | 
   }
 }
 
-async function openPage(cdp: CdpConnection, url: string, viewport: Viewport): Promise<Page> {
+async function openPage(
+  cdp: CdpConnection,
+  url: string,
+  viewport: Viewport,
+  reconnect: () => Promise<CdpConnection>,
+): Promise<Page> {
   const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
   let closed = false;
   const close = async () => {
-    // With the browser gone its tabs are gone too.
-    if (closed || cdp.closed) return;
+    if (closed) return;
     closed = true;
-    await cdp.send("Target.closeTarget", { targetId });
+    let connection = cdp;
+    // Bun's WebSocket client has been seen to drop the connection (code 1006, Chromium still running) as a
+    // tab closes, on a loaded machine: the tab is then closed again over a new connection.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (connection.closed) connection = await reconnect();
+      // With the browser gone its tabs are gone too.
+      if (connection.closed) return;
+      try {
+        await connection.send("Target.closeTarget", { targetId });
+        return;
+      } catch (error) {
+        if (!connection.closed) {
+          // Closed by the first attempt, whose answer was lost with its connection.
+          if (attempt > 0 && /No target with given id/.test((error as Error).message)) return;
+          throw error;
+        }
+      }
+    }
+    throw new Error(`closing the tab ${targetId}: the DevTools connection dropped twice`);
   };
   try {
     const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
@@ -465,10 +487,10 @@ export async function launchBrowser(): Promise<Browser> {
   };
   onTeardown(close);
 
+  let endpoint: string | undefined;
   try {
     const portFile = join(userDataDir, "DevToolsActivePort");
     const deadline = Date.now() + START_TIMEOUT_MS;
-    let endpoint: string | undefined;
     while (!endpoint) {
       if (existsSync(portFile)) {
         // Chromium writes "<port>\n<browser ws path>"; a half-written file is read again next round.
@@ -491,13 +513,22 @@ export async function launchBrowser(): Promise<Browser> {
     throw error;
   }
 
-  const connection = cdp;
+  const browserEndpoint = endpoint!;
+  let connection = cdp;
+  /** The DevTools connection, made again if it dropped while Chromium runs (see openPage's close). */
+  const connected = async (): Promise<CdpConnection> => {
+    if (connection.closed && !closing && child.exitCode === null && child.signalCode === null) {
+      connection = await CdpConnection.connect(browserEndpoint);
+      cdp = connection;
+    }
+    return connection;
+  };
   return {
     pid: child.pid,
     userDataDir,
-    open: (url, viewport) => {
-      if (closing) return Promise.reject(new Error(`open(${url}): the browser is closed`));
-      return openPage(connection, url, viewport);
+    open: async (url, viewport) => {
+      if (closing) throw new Error(`open(${url}): the browser is closed`);
+      return openPage(await connected(), url, viewport, connected);
     },
     close,
   };
