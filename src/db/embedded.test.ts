@@ -8,6 +8,12 @@ import { createLogger } from "../log";
 import { startEmbeddedPostgres } from "./embedded";
 
 test("the embedded PostgreSQL answers from a thread of its own: none of its WebAssembly is in this thread's heap, and a stop ends it", async () => {
+  // Other test files of this run may have loaded WebAssembly here: only what this start adds counts.
+  const wasm = () => {
+    const counts = heapStats().objectTypeCounts;
+    return (counts.WebAssemblyFunction ?? 0) + (counts["WebAssembly.Memory"] ?? 0);
+  };
+  const before = wasm();
   const dir = mkdtempSync(join(tmpdir(), "cg-embedded-"));
   const embedded = await startEmbeddedPostgres({
     dir,
@@ -20,9 +26,8 @@ test("the embedded PostgreSQL answers from a thread of its own: none of its WebA
     const [row] = await sql`select 6 * 7 as answer, current_setting('shared_buffers') as buffers`;
     expect(row).toEqual({ answer: 42, buffers: "16MB" });
     await sql.end();
-    const counts = heapStats().objectTypeCounts;
-    expect(counts.WebAssemblyFunction ?? 0).toBe(0);
-    expect(counts["WebAssembly.Memory"] ?? 0).toBe(0);
+    // PGlite on this thread would add ~8,000 WebAssembly functions and its memory.
+    expect(wasm()).toBeLessThanOrEqual(before);
   } finally {
     await embedded.stop();
     rmSync(dir, { recursive: true, force: true });

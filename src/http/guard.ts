@@ -219,12 +219,15 @@ export function createGuard(options: {
           if (spec.body) {
             // Bun refuses bodies past twice the limit before they are read (see listen() in app.ts); what
             // it lets through is measured here, after reading.
+            let text: string;
             try {
-              seen.text = await request.text();
+              text = await request.text();
             } catch {
               throw tooLarge();
             }
-            if (seen.text.length > maxBodyBytes) throw tooLarge();
+            // A body refused for its size is not read for its id either.
+            if (text.length > maxBodyBytes) throw tooLarge();
+            seen.text = text;
           }
           const authenticated = authenticate(request, server);
           const session = authenticated instanceof Promise ? await authenticated : authenticated;
