@@ -15,7 +15,7 @@ import { createBlockQueries } from "./db/blockQueries";
 import { createDatabase } from "./db/database";
 import { createFilterStore } from "./db/filterStore";
 import { guardDatabase } from "./db/guard";
-import { migrate } from "./db/migrate";
+import { migrate, migrationSettings } from "./db/migrate";
 import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
 import { createEngine } from "./engine/engine";
@@ -187,7 +187,7 @@ export async function startService(
     });
     log.info("database schema", { schema: database.schema });
     cleanups.push(() => database.close());
-    await migrate(database.sql, log, { index_partition_blocks: config.indexPartitionBlocks });
+    await migrate(database.sql, log, migrationSettings(config));
 
     const auth = await createAuth({
       apiKeys: config.apiKeys,

@@ -14,7 +14,7 @@ import { loadConfig, type Rate } from "../config";
 import { createApiKeyStore, hashKey } from "../db/apiKeys";
 import { createDatabase } from "../db/database";
 import { databaseFailure } from "../db/guard";
-import { migrate } from "../db/migrate";
+import { migrate, migrationSettings } from "../db/migrate";
 import { createLogger } from "../log";
 
 const USAGE = `usage: npm run keys -- add <label> [--rate <per-second>/<burst>]
@@ -69,7 +69,7 @@ async function run(command: Command): Promise<number> {
   const log = createLogger({ level: "error" });
   const database = await createDatabase({ config, log });
   try {
-    await migrate(database.sql, log, { index_partition_blocks: config.indexPartitionBlocks });
+    await migrate(database.sql, log, migrationSettings(config));
     const store = createApiKeyStore(database.sql);
     if (command.name === "add") {
       const key = randomBytes(KEY_BYTES).toString("base64url");

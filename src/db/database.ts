@@ -143,7 +143,8 @@ export async function createDatabase(options: {
   mkdirSync(dir, { recursive: true });
   const unlock = lockDirectory(config.dataDir);
   const started = performance.now();
-  let embedded: EmbeddedPostgres;
+  let embedded: EmbeddedPostgres | undefined;
+  let connected: { sql: Sql; schema: string };
   try {
     embedded = await startEmbeddedPostgres({
       dir,
@@ -151,28 +152,23 @@ export async function createDatabase(options: {
       maxConnections: EMBEDDED_POOL_SIZE,
       log,
     });
-  } catch (error) {
-    unlock();
-    throw error;
-  }
-  const { address } = embedded;
-  log.info("embedded PostgreSQL started", { dir, address, ms: Math.round(performance.now() - started) });
-  const shutDown = async () => {
-    await embedded.stop();
-    unlock();
-  };
-  let connected: { sql: Sql; schema: string };
-  try {
+    log.info("embedded PostgreSQL started", {
+      dir,
+      address: embedded.address,
+      ms: Math.round(performance.now() - started),
+    });
     connected = await connectToSchema(
-      `postgres://postgres@${address}/postgres`,
+      `postgres://postgres@${embedded.address}/postgres`,
       EMBEDDED_POOL_SIZE,
       config,
       options.chain,
     );
   } catch (error) {
-    await shutDown();
+    await embedded?.stop();
+    unlock();
     throw error;
   }
+  const server = embedded;
   const { sql, schema } = connected;
   return {
     sql,
@@ -182,7 +178,8 @@ export async function createDatabase(options: {
     ping: () => ping(sql),
     async close() {
       await sql.end({ timeout: CLOSE_TIMEOUT_S });
-      await shutDown();
+      await server.stop();
+      unlock();
     },
   };
 }

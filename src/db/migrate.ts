@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Config } from "../config";
 import type { Logger } from "../log";
 import type { Sql } from "./database";
 
@@ -33,6 +34,11 @@ export function readMigrations(dir = SQL_DIR): Migration[] {
 export interface MigrationSettings {
   /** Blocks per partition of the tables that grow with the chain (005_index_partitions.sql). */
   index_partition_blocks?: number;
+}
+
+/** The settings the configuration gives the migrations. */
+export function migrationSettings(config: Pick<Config, "indexPartitionBlocks">): MigrationSettings {
+  return { index_partition_blocks: config.indexPartitionBlocks };
 }
 
 export async function migrate(
