@@ -273,6 +273,49 @@ describe("never cached", () => {
   });
 });
 
+describe("latest", () => {
+  test("the same request about latest, sent again and again, follows the head: hits while it stands, the new block's answer once it moves", async () => {
+    const account = chain.accounts[4]!;
+    const questions = [
+      { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [account, "latest"] },
+      { jsonrpc: "2.0", id: 2, method: "eth_getBlockByNumber", params: ["latest", false] },
+    ];
+    const ask = async () => {
+      const answers = [];
+      for (const q of questions) answers.push(await post(`${service.url}/node/jsonrpc`, q));
+      return answers;
+    };
+    const headIs = (n: number) =>
+      until(`the service to follow the head to ${n}`, async () => {
+        const health = (await (await fetch(`${service.url}/health`)).json()) as any;
+        return health.head.number === n ? true : undefined;
+      });
+    const expectAt = async (answers: Awaited<ReturnType<typeof ask>>, top: number) => {
+      expect(answers.map((a) => a.text)).toEqual([
+        `{"jsonrpc":"2.0","id":1,"result":${await nodeRaw(anvil.url, "eth_getBalance", [account, hex(top)])}}`,
+        `{"jsonrpc":"2.0","id":2,"result":${await nodeRaw(anvil.url, "eth_getBlockByNumber", [hex(top), false])}}`,
+      ]);
+    };
+    const before = Number(await rpc(anvil.url)("eth_blockNumber"));
+    await headIs(before);
+    await ask();
+    const hits = await ask();
+    expect(hits.map((a) => a.headers.get("x-cache"))).toEqual(["memory", "memory"]);
+    await expectAt(hits, before);
+
+    // A transfer to the account, mined at once: its balance and the head both move.
+    await rpc(anvil.url)("eth_sendTransaction", [{ from: chain.accounts[0], to: account, value: "0x1234" }]);
+    await headIs(before + 1);
+    const moved = await ask();
+    expect(moved.map((a) => a.headers.get("x-cache"))).toEqual(["miss", "miss"]);
+    await expectAt(moved, before + 1);
+    expect(BigInt(moved[0]!.json.result) - BigInt(hits[0]!.json.result)).toBe(0x1234n);
+    const again = await ask();
+    expect(again.map((a) => a.headers.get("x-cache"))).toEqual(["memory", "memory"]);
+    expect(again.map((a) => a.text)).toEqual(moved.map((a) => a.text));
+  });
+});
+
 describe("restart", () => {
   test("final answers come from disk after a restart, without asking the node", async () => {
     const finalCases = cases().filter(([method, params]) => {

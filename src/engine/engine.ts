@@ -22,15 +22,18 @@ interface Resolved {
   value: unknown;
   /** The block number the value names, as node-form hex, when it names one. */
   hex?: string;
-  /** A tag resolved at the head: the same text names another block later. */
-  moving?: true;
 }
 
-/** Params prepared, their cache key and whether the cache could keep their answer. */
+/** Params prepared (tags as numbers), and the block an upstream must have reached to answer them. */
 interface Prepared {
   params: unknown[];
   minBlock?: string;
-  moving?: true;
+}
+
+/** A moving tag a call named, and the block it named then. */
+interface TagAt {
+  tag: "latest" | "safe" | "finalized";
+  n: bigint;
 }
 
 /** A call made ready for the cache: its params prepared, its key, and where it may be cached. */
@@ -67,6 +70,13 @@ export function createEngine(options: {
     return lastHex;
   };
 
+  /**
+   * What the preparation under way resolved its tags to (read by `plan`): each tag and the block it named,
+   * and whether some moving value named none (`pending`, or a head not fresh).
+   */
+  let named: TagAt[] = [];
+  let unpinned = false;
+
   function resolve(ref: unknown): Resolved {
     if (typeof ref !== "string") return { value: ref };
     switch (ref) {
@@ -74,14 +84,19 @@ export function createEngine(options: {
       case "safe":
       case "finalized": {
         const n = blockAtTag(head, ref);
-        if (n === undefined) return { value: ref, moving: true };
+        if (n === undefined) {
+          unpinned = true;
+          return { value: ref };
+        }
+        named.push({ tag: ref, n });
         const hex = hexOf(n);
-        return { value: hex, hex, moving: true };
+        return { value: hex, hex };
       }
       case "earliest":
         return { value: "0x0", hex: "0x0" };
       case "pending":
-        return { value: ref, moving: true };
+        unpinned = true;
+        return { value: ref };
       default:
         return isBlockNumberHex(ref) ? { value: ref, hex: ref } : { value: ref };
     }
@@ -101,15 +116,15 @@ export function createEngine(options: {
       if (to.hex !== undefined) filter.toBlock = to.value;
       out[block.index] = filter;
       // The upstream must have reached the end of the range.
-      return { params: out, minBlock: to.hex ?? from.hex, moving: from.moving ?? to.moving };
+      return { params: out, minBlock: to.hex ?? from.hex };
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.
       if (!block.optional || out.length !== block.index) return { params };
       const r = resolve("latest");
-      if (r.hex === undefined) return { params, moving: true };
+      if (r.hex === undefined) return { params };
       out.push(r.value);
-      return { params: out, minBlock: r.hex, moving: true };
+      return { params: out, minBlock: r.hex };
     }
     const value = out[block.index];
     if (typeof value === "object" && value !== null) {
@@ -117,22 +132,27 @@ export function createEngine(options: {
       if (selector.blockNumber === undefined) return { params };
       const r = resolve(selector.blockNumber);
       out[block.index] = { blockNumber: r.value };
-      return { params: out, minBlock: r.hex, moving: r.moving };
+      return { params: out, minBlock: r.hex };
     }
     const r = resolve(value);
     out[block.index] = r.value;
-    return { params: out, minBlock: r.hex, moving: r.moving };
+    return { params: out, minBlock: r.hex };
   }
 
   /**
-   * Calls whose params name no tag prepare to the same params and key for ever: prepared once per params
-   * object. The fast path shares one frozen params object among every request that sends the same text
-   * (http/paramsMemo.ts), so a repeated hit skips preparing, the key's JSON and the cacheability check.
+   * A call prepares to the same params and key for as long as the blocks its tags name stay the same (for
+   * ever when it names no tag): prepared once per params object and kept with those blocks. The fast path
+   * shares one frozen params object among every request that sends the same text (http/paramsMemo.ts), so
+   * a repeated hit skips preparing, the key's JSON and the cacheability check; a bot's `latest` call is
+   * prepared again only when the head moves. The key names the block by number either way, and the cache
+   * checks that number's block against the canonical chain on every lookup.
    */
-  const fixed = new WeakMap<unknown[], PlannedCall>();
+  const plans = new WeakMap<unknown[], { call: PlannedCall; named: TagAt[] }>();
   function plan(method: string, params: unknown[]): PlannedCall {
-    const known = fixed.get(params);
-    if (known !== undefined && known.method === method) return known;
+    const known = plans.get(params);
+    if (known !== undefined && known.call.method === method && stillNamed(known.named)) return known.call;
+    named = [];
+    unpinned = false;
     const prepared = prepare(method, params);
     const policy = METHODS[method];
     const call: PlannedCall = {
@@ -142,8 +162,13 @@ export function createEngine(options: {
       policy,
       tiers: policy && cache?.cacheable(policy, prepared.params) ? cache : undefined,
     };
-    if (prepared.moving === undefined && Object.isFrozen(params)) fixed.set(params, call);
+    if (!unpinned && Object.isFrozen(params)) plans.set(params, { call, named });
     return call;
+  }
+
+  function stillNamed(tags: TagAt[]): boolean {
+    for (const { tag, n } of tags) if (blockAtTag(head, tag) !== n) return false;
+    return true;
   }
 
   /** Canonical: normalized params (lower-case hex, tags resolved) and the method. */
