@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DevChain } from "../src/upstream/devChain";
 import { calldata, deployContract, rpc } from "./support/chain";
+import { faults, startProxy } from "./support/proxy";
 import { concurrently, post, startServiceProcess } from "./support/service";
 import { newAnvil, onTeardown } from "./support/shared";
 
@@ -95,8 +96,16 @@ test("writing twice CACHE_DISK_MB keeps the disk tier's file within it", async (
 test("kill -9 during heavy disk writes: after a restart every hit equals the node's answer", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cg-kill-"));
   onTeardown(async () => rmSync(dataDir, { recursive: true, force: true }));
+  // The node's answers to the full blocks the load asks for are held back until after the kill (the proxy
+  // hangs them; the service's own reads ask for headers only): requests are surely in flight when it comes,
+  // however quickly the rest is answered.
+  const proxy = startProxy(anvil.url);
+  const asksBlock = (c: any) => c?.method === "eth_getBlockByNumber" && c.params?.[1] === true;
+  const hang = faults.hang();
+  proxy.mode = (body, parsed) =>
+    (Array.isArray(parsed) ? parsed.some(asksBlock) : asksBlock(parsed)) ? hang(body, parsed) : undefined;
   const first = await startServiceProcess({
-    upstreamUrls: [anvil.url],
+    upstreamUrls: [proxy.url],
     dataDir,
     env: { CACHE_MEMORY_MB: "16" },
   });
