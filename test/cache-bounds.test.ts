@@ -102,8 +102,7 @@ test("kill -9 during heavy disk writes: after a restart every hit equals the nod
   const proxy = startProxy(anvil.url);
   const asksBlock = (c: any) => c?.method === "eth_getBlockByNumber" && c.params?.[1] === true;
   const hang = faults.hang();
-  proxy.mode = (body, parsed) =>
-    (Array.isArray(parsed) ? parsed.some(asksBlock) : asksBlock(parsed)) ? hang(body, parsed) : undefined;
+  proxy.mode = (body, parsed) => ([parsed].flat().some(asksBlock) ? hang(body, parsed) : undefined);
   const first = await startServiceProcess({
     upstreamUrls: [proxy.url],
     dataDir,

@@ -71,8 +71,8 @@ export function createEngine(options: {
   };
 
   /**
-   * What the preparation under way resolved its tags to (read by `plan`): each tag and the block it named,
-   * and whether some moving value named none (`pending`, or a head not fresh).
+   * What the last preparation resolved its tags to (set by `prepare`, read by `plan`): each tag and the
+   * block it named, and whether some moving value named none (`pending`, or a head not fresh).
    */
   let named: TagAt[] = [];
   let unpinned = false;
@@ -104,6 +104,8 @@ export function createEngine(options: {
 
   /** The params with tags as numbers (while the head is fresh), and the block they are about. */
   function prepare(method: string, params: unknown[]): Prepared {
+    named = [];
+    unpinned = false;
     const block = METHODS[method]?.block;
     if (!block) return { params };
     const out = params.slice();
@@ -151,8 +153,6 @@ export function createEngine(options: {
   function plan(method: string, params: unknown[]): PlannedCall {
     const known = plans.get(params);
     if (known !== undefined && known.call.method === method && stillNamed(known.named)) return known.call;
-    named = [];
-    unpinned = false;
     const prepared = prepare(method, params);
     const policy = METHODS[method];
     const call: PlannedCall = {
