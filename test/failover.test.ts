@@ -220,6 +220,46 @@ describe("failover between two upstreams", () => {
   });
 });
 
+describe("what a call that failed everywhere is answered", () => {
+  test("a timeout anywhere makes it a 504, even when another upstream failed last in another way", async () => {
+    // A block read by number (not the tags that follow the head), alone or in a batch.
+    const asksBlock = (parsed: any) =>
+      [parsed].flat().some((c) => c?.method === "eth_getBlockByNumber" && c.params?.[0]?.startsWith?.("0x"));
+    const silent = startProxy(node);
+    const failing = startProxy(node);
+    const TIMEOUT_MS = 300;
+    const service = (
+      await startTestService({
+        upstreamUrls: [silent.url, failing.url],
+        env: {
+          CACHE_MEMORY_MB: "0",
+          UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+          UPSTREAM_DEADLINE_MS: "10000",
+          // No poll in the test's time: the circuits move only with the call's own attempts.
+          HEAD_POLL_MS: "60000",
+        },
+      })
+    ).url;
+    const before = new Map([silent, failing].map((p) => [p, p.calls.length]));
+    const hang = faults.hang();
+    silent.mode = (body, parsed) => (asksBlock(parsed) ? hang(body, parsed) : undefined);
+    failing.mode = (_body, parsed) =>
+      asksBlock(parsed) ? new Response("internal error", { status: 500 }) : undefined;
+    // The first upstream is asked until its circuit opens; the call's last attempt then goes to the second,
+    // which answers HTTP 500.
+    const rest = await post(`${service}/node/rest/eth_getBlockByNumber`, { number: 2, is_full_trx: false });
+    expect(rest.json).toEqual({ detail: `upstream-1 did not answer within ${TIMEOUT_MS} ms` });
+    expect(rest.status).toBe(504);
+    // Three timeouts open the first's circuit; the second was asked by the hedge and by the last attempt.
+    const asked = (proxy: NodeProxy) =>
+      proxy.calls.slice(before.get(proxy)).filter((c) => c.params[0] === "0x2");
+    expect(asked(silent)).toHaveLength(3);
+    expect(asked(failing)).toHaveLength(2);
+    const health = (await (await fetch(`${service}/health`)).json()) as any;
+    expect(health.upstream.upstreams.map((u: { state: string }) => u.state)).toEqual(["open", "closed"]);
+  }, 30_000);
+});
+
 describe("head tracking", () => {
   test("a call about a block the preferred upstream has not reached goes to one that has", async () => {
     const behind = await twin(node);

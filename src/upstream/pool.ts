@@ -29,6 +29,17 @@ const EXTRA_ATTEMPTS = 2;
 /** The shortest hedging delay: below it, a second upstream would be asked for most calls. */
 const MIN_HEDGE_MS = 50;
 
+/**
+ * Of two failures of one call, the one its caller is told: a timeout (some node was asked and kept
+ * silent: 504), else the node's own error, else the later one. An attempt failed without being sent (its
+ * upstream left rotation while the call waited in its queue) says less than a node that was asked, so it
+ * must not hide what that node did, whichever came last.
+ */
+function telling(earlier: ServiceError | undefined, later: ServiceError): ServiceError {
+  return earlier !== undefined && weight(earlier) > weight(later) ? earlier : later;
+}
+const weight = (e: ServiceError) => (e instanceof UpstreamTimeoutError ? 2 : e instanceof NodeError ? 1 : 0);
+
 export interface PoolOptions {
   urls: string[];
   /** The WebSocket URL of each upstream, in the same order; undefined: that one is polled only. */
@@ -282,16 +293,18 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     return new Promise((resolve) => {
       let running = 0;
       let settled = false;
+      let failure: ServiceError | undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const launch = (upstream: Upstream) => {
         running++;
         void tryOn(upstream, a).then((result) => {
           running--;
           if (settled) return;
+          if (result.kind === "retry") failure = telling(failure, result.error);
           if (result.kind !== "retry" || running === 0) {
             settled = true;
             clearTimeout(timer);
-            resolve(result);
+            resolve(result.kind === "retry" ? { kind: "retry", error: failure! } : result);
           }
         });
       };
@@ -376,7 +389,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         });
         if (result.kind === "ok") return result.answer;
         if (result.kind === "final") throw result.error;
-        last = result.error;
+        last = telling(last, result.error);
       }
       if (last instanceof UpstreamTimeoutError) throw last;
       if (last instanceof NodeError) throw last;
