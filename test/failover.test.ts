@@ -235,6 +235,8 @@ describe("what a call that failed everywhere is answered", () => {
           CACHE_MEMORY_MB: "0",
           UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
           UPSTREAM_DEADLINE_MS: "10000",
+          // The hedge goes out well before the first attempt times out, whatever latency startup measured.
+          HEDGE_AFTER_MS: "50",
           // No poll in the test's time: the circuits move only with the call's own attempts.
           HEAD_POLL_MS: "60000",
         },
