@@ -101,8 +101,7 @@ test("kill -9 during heavy disk writes: after a restart every hit equals the nod
   // however quickly the rest is answered.
   const proxy = startProxy(anvil.url);
   const asksBlock = (c: any) => c?.method === "eth_getBlockByNumber" && c.params?.[1] === true;
-  const hang = faults.hang();
-  proxy.mode = (body, parsed) => ([parsed].flat().some(asksBlock) ? hang(body, parsed) : undefined);
+  proxy.mode = faults.forCalls(asksBlock, faults.hang());
   const first = await startServiceProcess({
     upstreamUrls: [proxy.url],
     dataDir,

@@ -222,9 +222,8 @@ describe("failover between two upstreams", () => {
 
 describe("what a call that failed everywhere is answered", () => {
   test("a timeout anywhere makes it a 504, even when another upstream failed last in another way", async () => {
-    // A block read by number (not the tags that follow the head), alone or in a batch.
-    const asksBlock = (parsed: any) =>
-      [parsed].flat().some((c) => c?.method === "eth_getBlockByNumber" && c.params?.[0]?.startsWith?.("0x"));
+    // A block read by number (not the tags that follow the head).
+    const asksBlock = (c: any) => c?.method === "eth_getBlockByNumber" && c.params?.[0]?.startsWith?.("0x");
     const silent = startProxy(node);
     const failing = startProxy(node);
     const TIMEOUT_MS = 300;
@@ -243,10 +242,8 @@ describe("what a call that failed everywhere is answered", () => {
       })
     ).url;
     const before = new Map([silent, failing].map((p) => [p, p.calls.length]));
-    const hang = faults.hang();
-    silent.mode = (body, parsed) => (asksBlock(parsed) ? hang(body, parsed) : undefined);
-    failing.mode = (_body, parsed) =>
-      asksBlock(parsed) ? new Response("internal error", { status: 500 }) : undefined;
+    silent.mode = faults.forCalls(asksBlock, faults.hang());
+    failing.mode = faults.forCalls(asksBlock, faults.http500());
     // The first upstream is asked until its circuit opens; the call's last attempt then goes to the second,
     // which answers HTTP 500.
     const rest = await post(`${service}/node/rest/eth_getBlockByNumber`, { number: 2, is_full_trx: false });

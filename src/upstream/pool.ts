@@ -391,8 +391,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         if (result.kind === "final") throw result.error;
         last = telling(last, result.error);
       }
-      if (last instanceof UpstreamTimeoutError) throw last;
-      if (last instanceof NodeError) throw last;
+      if (last instanceof UpstreamTimeoutError || last instanceof NodeError) throw last;
       throw new UpstreamUnavailableError(
         last
           ? `no upstream could answer: ${last.message}`

@@ -168,6 +168,11 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
 
 /** Modes for fault injection. */
 export const faults = {
+  /** `fault` for requests holding a call `which` picks, alone or in a batch; the node answers the rest. */
+  forCalls:
+    (which: (call: any) => boolean, fault: ProxyMode): ProxyMode =>
+    (body, parsed) =>
+      [parsed].flat().some(which) ? fault(body, parsed) : undefined,
   http500: (): ProxyMode => () => new Response("internal error", { status: 500 }),
   garbage: (): ProxyMode => () => new Response("<html>not json", { status: 200 }),
   hang: (): ProxyMode => async () => {
