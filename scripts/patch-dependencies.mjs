@@ -5,6 +5,13 @@
 // server, a terminated backend) and writes to a null socket: an uncaught TypeError that ends the process,
 // whatever the caller catches (porsager/postgres#1066, #1208; the fix of #1209). The guard settles the
 // queries of the dead connection with CONNECTION_CLOSED instead, which callers catch and retry.
+//
+// postgres 3.4.9: a connection counts the rows of the result it reads and resets the count only when a
+// statement completes; it keeps the server's last error until the next ReadyForQuery. When the connection
+// closes in the middle of a result (a restarted server, a terminated backend), the next statement on it,
+// once reconnected, is failed with the dead one's error, and the one after gets its rows after as many
+// holes as the dead one had read (porsager/postgres#1119, #1181: a page of filters with undefined entries).
+// The reset clears both when the connection closes.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -26,32 +33,52 @@ function packageDir(name) {
 }
 
 const root = packageDir("postgres");
-const MARKER = "/* chain-gateway: null-socket guard */";
-const UNGUARDED = `  function nextWrite(fn) {
-    const x = socket.write(chunk, fn)`;
-const GUARDED = `  function nextWrite(fn) {
-    ${MARKER}
+const PATCHES = [
+  {
+    marker: "/* chain-gateway: null-socket guard */",
+    from: `  function nextWrite(fn) {
+    const x = socket.write(chunk, fn)`,
+    to: (marker) => `  function nextWrite(fn) {
+    ${marker}
     if (!socket) {
       nextWriteTimer !== null && clearImmediate(nextWriteTimer)
       chunk = nextWriteTimer = null
       error(Errors.connection('CONNECTION_CLOSED', options, socket))
       return false
     }
-    const x = socket.write(chunk, fn)`;
+    const x = socket.write(chunk, fn)`,
+  },
+  {
+    marker: "/* chain-gateway: result state reset on close */",
+    from: `    socket.removeAllListeners()
+    socket = null
+`,
+    to: (marker) => `    socket.removeAllListeners()
+    socket = null
+    ${marker}
+    rows = 0
+    errorResponse = null
+`,
+  },
+];
 
 let patched = 0;
 for (const file of ["src/connection.js", "cjs/src/connection.js", "cf/src/connection.js"].map((f) =>
   join(root, f),
 )) {
   if (!existsSync(file)) continue;
-  const text = readFileSync(file, "utf8");
-  if (text.includes(MARKER)) continue;
-  if (!text.includes(UNGUARDED)) {
-    process.stderr.write(`patch-dependencies: ${file} does not hold the code the postgres patch expects\n`);
-    process.exit(1);
+  const original = readFileSync(file, "utf8");
+  let text = original;
+  for (const { marker, from, to } of PATCHES) {
+    if (text.includes(marker)) continue;
+    if (!text.includes(from)) {
+      process.stderr.write(`patch-dependencies: ${file} does not hold the code the postgres patch expects\n`);
+      process.exit(1);
+    }
+    text = text.replace(from, to(marker));
+    patched++;
   }
-  writeFileSync(file, text.replace(UNGUARDED, GUARDED));
-  patched++;
+  if (text !== original) writeFileSync(file, text);
 }
 if (patched > 0)
-  process.stderr.write(`patch-dependencies: postgres connection.js guarded (${patched} files)\n`);
+  process.stderr.write(`patch-dependencies: postgres connection.js patched (${patched} patches applied)\n`);

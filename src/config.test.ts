@@ -12,9 +12,11 @@ test("defaults let a first run work on one machine", () => {
     databaseReadUrl: undefined,
     dbSchema: undefined,
     redisUrl: undefined,
+    redisSecret: undefined,
     redisCacheMb: 1024,
     dataDir: "./data",
     apiKeys: [],
+    keysRefreshMs: 30_000,
     chain: undefined,
     confirmations: undefined,
     indexFromBlock: undefined,
@@ -123,6 +125,17 @@ test("REDIS_URL: a Redis URL, never echoed when wrong (it may hold a password)",
   );
   expect(() => loadConfig({ REDIS_CACHE_MB: "8" })).toThrow(
     'REDIS_CACHE_MB: expected an integer number of MiB from 16 to 1048576, got "8"',
+  );
+});
+
+test("REDIS_SECRET: at least 32 characters, with REDIS_URL, never echoed", () => {
+  const secret = "s".repeat(32);
+  expect(loadConfig({ REDIS_URL: "redis://cache", REDIS_SECRET: secret }).redisSecret).toBe(secret);
+  expect(() => loadConfig({ REDIS_URL: "redis://cache", REDIS_SECRET: "s".repeat(31) })).toThrow(
+    /^REDIS_SECRET: expected a secret of at least 32 characters, the same on every instance of the fleet$/,
+  );
+  expect(() => loadConfig({ REDIS_SECRET: secret })).toThrow(
+    "REDIS_SECRET: the fleet's secret needs the fleet's Redis in REDIS_URL",
   );
 });
 

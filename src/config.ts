@@ -113,6 +113,12 @@ const VARS = {
     expected: "a redis://, rediss:// or valkey:// URL",
     fallback: undefined,
   }),
+  REDIS_SECRET: v({
+    schema: T.String({ minLength: 32 }),
+    parse: (s) => s,
+    expected: "a secret of at least 32 characters, the same on every instance of the fleet",
+    fallback: undefined,
+  }),
   REDIS_CACHE_MB: v({
     schema: T.Integer({ minimum: 16, maximum: 1_048_576 }),
     parse: integer,
@@ -130,6 +136,12 @@ const VARS = {
     parse: list,
     expected: "comma-separated keys of printable ASCII without spaces",
     fallback: [],
+  }),
+  KEYS_REFRESH_MS: v({
+    schema: T.Integer({ minimum: 100, maximum: 3_600_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 100 to 3600000",
+    fallback: 30_000,
   }),
   CHAIN: v({
     schema: T.Union(BLOCKCHAINS.map((b) => T.Literal(b))),
@@ -338,10 +350,17 @@ export interface Config {
   dbSchema: string | undefined;
   /** The fleet's Redis (shared final answers and rate limits); undefined: each instance alone. */
   redisUrl: string | undefined;
+  /**
+   * The fleet's secret: answers and heads read from Redis are taken only when signed with it; undefined:
+   * only rate limits are shared.
+   */
+  redisSecret: string | undefined;
   /** Redis's memory budget, set on the server when it allows (least recently used evicted). */
   redisCacheMb: number;
   dataDir: string;
   apiKeys: string[];
+  /** How often the database's keys are read again: how soon a revocation or a new rate takes effect. */
+  keysRefreshMs: number;
   chain: Blockchain | undefined;
   confirmations: number | undefined;
   indexFromBlock: number | undefined;
@@ -409,6 +428,7 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
       name === "DATABASE_URL" ||
       name === "DATABASE_READ_URL" ||
       name === "REDIS_URL" ||
+      name === "REDIS_SECRET" ||
       name === "RATE_LIMITS";
     const shown = secret ? "" : `, got ${JSON.stringify(raw)}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
@@ -430,6 +450,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (databaseReadUrl !== undefined && databaseUrl === undefined) {
     throw new ConfigError("DATABASE_READ_URL: a replica needs its primary in DATABASE_URL");
   }
+  const redisUrl = read(env, "REDIS_URL");
+  const redisSecret = read(env, "REDIS_SECRET");
+  if (redisSecret !== undefined && redisUrl === undefined) {
+    throw new ConfigError("REDIS_SECRET: the fleet's secret needs the fleet's Redis in REDIS_URL");
+  }
   if (workers > 1 && databaseUrl === undefined) {
     throw new ConfigError(
       `WORKERS: ${workers} workers need DATABASE_URL: the embedded PostgreSQL is one session inside one process, so several processes share a PostgreSQL server`,
@@ -443,10 +468,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     databaseReadUrl,
     dbSchema: read(env, "DB_SCHEMA"),
-    redisUrl: read(env, "REDIS_URL"),
+    redisUrl,
+    redisSecret,
     redisCacheMb: read(env, "REDIS_CACHE_MB")!,
     dataDir: read(env, "DATA_DIR")!,
     apiKeys: read(env, "API_KEYS") ?? [],
+    keysRefreshMs: read(env, "KEYS_REFRESH_MS")!,
     chain: read(env, "CHAIN") as Blockchain | undefined,
     confirmations: read(env, "CONFIRMATIONS"),
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),

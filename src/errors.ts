@@ -119,6 +119,13 @@ export class PayloadTooLargeError extends ServiceError {
   }
 }
 
+/** A request whose answer would be larger than its transport may hold (a WebSocket batch's). */
+export class AnswerTooLargeError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32600, status: 413 });
+  }
+}
+
 /**
  * What a node's JSON-RPC error means to the service, read by upstream/nodeErrors.ts from its code first
  * and, only where nodes differ, from its message:

@@ -89,6 +89,13 @@ export function rawText(raw: RawJson): string {
   return typeof raw === "string" ? raw : decoder.decode(raw);
 }
 
+/** Parts of JSON as one text, for a transport that sends whole messages (a WebSocket's). */
+export function partsText(parts: readonly RawJson[]): string {
+  let text = "";
+  for (const part of parts) text += typeof part === "string" ? part : decoder.decode(part);
+  return text;
+}
+
 /**
  * A response body from parts of JSON: one string when all are text; else a direct stream that writes each
  * part as it is, so a large cached answer goes out without being copied into a new buffer (measured on

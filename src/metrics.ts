@@ -175,7 +175,12 @@ export function createMetrics() {
     }),
     sharedBadValues: new Counter({
       name: "gateway_shared_cache_bad_values_total",
-      help: "Values of the fleet's shared tier that failed verification (treated as misses)",
+      help: "Values of the fleet's shared tier that failed verification (REDIS_SECRET's MAC, or the checks of a node's answer): treated as misses",
+      registers,
+    }),
+    sharedBadHeads: new Counter({
+      name: "gateway_shared_heads_bad_messages_total",
+      help: "Messages on the fleet's heads channel that failed verification (REDIS_SECRET's MAC): ignored",
       registers,
     }),
     redisUp: new Gauge({
@@ -316,6 +321,57 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Why a body is refused before it runs (gateway_refused_bodies_total's `reason`; http/guard.ts). */
+const REFUSAL_REASONS = ["too_large", "malformed", "too_deep", "invalid"] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+/** Whose bucket refused a call: a key's, or an address's in open mode. */
+const RATE_LIMIT_SCOPES = ["key", "ip"] as const;
+
+/** Label values a service knows when it starts. */
+export interface KnownSeries {
+  upstreams: readonly string[];
+  /** Each operation of the table, and the transports that answer it (rest, jsonrpc, ws). */
+  operations: readonly { name: string; transports: readonly string[] }[];
+  /** The guarded HTTP routes (gateway_http_requests_total's `route`). */
+  routes: readonly string[];
+  /** The cache tiers this instance looks answers up in: memory, and disk or shared where it has them. */
+  cacheTiers: readonly string[];
+  /** The kinds of subscription a client may hold. */
+  subscriptionKinds: readonly string[];
+}
+
+/**
+ * Every series whose label values are known at start, made at 0: a counter's series that appears with its
+ * first event loses that event to rate() and increase(), and a panel reads "no data" rather than 0
+ * (Prometheus' "avoid missing metrics"). Kept bounded: an operation's and a route's series are made for
+ * their success (outcome ok, status 200); other outcomes and statuses, and an upstream call's method,
+ * appear with their first event.
+ */
+export function zeroKnownSeries(metrics: Metrics, known: KnownSeries): void {
+  // Adding 0 makes a series that is missing and leaves one already counted as it is (prom-client's zero()
+  // would reset it). Each upstream's histograms need nothing: it is asked its chain id before the port opens.
+  for (const upstream of known.upstreams) {
+    metrics.upstreamHttpRequests.inc({ upstream, outcome: "ok" }, 0);
+    metrics.upstreamHedged.inc({ upstream }, 0);
+  }
+  for (const { name, transports } of known.operations)
+    for (const transport of transports) metrics.requests.labels(name, transport, "ok");
+  for (const route of known.routes) metrics.httpRequests.labels(route, "200");
+  for (const tier of known.cacheTiers) {
+    metrics.cacheLookups.labels(tier, "hit");
+    metrics.cacheLookups.labels(tier, "miss");
+    metrics.cacheStored.labels(tier);
+    // Redis evicts the shared tier's values itself: the service counts none.
+    if (tier !== "shared") metrics.cacheEvictions.inc({ tier }, 0);
+  }
+  for (const reason of REFUSAL_REASONS) metrics.refusedBodies.inc({ reason }, 0);
+  for (const scope of RATE_LIMIT_SCOPES) metrics.rateLimited.inc({ scope }, 0);
+  for (const kind of known.subscriptionKinds) {
+    metrics.wsNotifications.inc({ kind }, 0);
+    metrics.wsSubscriptions.inc({ kind }, 0);
+  }
+}
 
 /** The `outcome` label of an operation's answer. */
 export function outcomeLabel(error?: ServiceError): string {

@@ -33,13 +33,13 @@ import { createStatus } from "./http/status";
 import { watchFilterRouteSpecs } from "./http/watchFilters";
 import { startIndexer } from "./indexer/indexer";
 import type { Logger } from "./log";
-import { createMetrics, type Sources } from "./metrics";
+import { createMetrics, type Sources, zeroKnownSeries } from "./metrics";
 import { createNodeOperations } from "./operations/node";
 import { createStatsOperations } from "./operations/stats";
 import { createOperationTable } from "./operations/table";
 import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
-import { createSubscriptions } from "./realtime/subscriptions";
+import { createSubscriptions, SUBSCRIPTION_KINDS } from "./realtime/subscriptions";
 import { type DevChain, startAnvil } from "./upstream/devChain";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
 import { socketUrlOf } from "./upstream/socket";
@@ -53,6 +53,8 @@ const SOCKETS_READY_MS = 3_000;
 /** Head polling where HEAD_POLL_MS is unset: a dev chain mines on demand, so it is followed closely. */
 const HEAD_POLL_MS = 1_000;
 export const DEV_HEAD_POLL_MS = 250;
+const NO_FLEET_SECRET =
+  "REDIS_SECRET is unset: only rate limits are shared through Redis, not answers nor heads (anyone who can reach Redis could forge them); set REDIS_SECRET, at least 32 characters and the same on every instance, to share them";
 
 export interface Service {
   /** The base URL the service listens on. */
@@ -194,11 +196,15 @@ export async function startService(
       keyRates: config.rateLimits,
       defaultRate: config.rateLimit,
       keySource: createApiKeyStore(database.sql),
+      refreshMs: config.keysRefreshMs,
       log,
     });
     cleanups.push(() => auth.stop());
     if (auth.open) log.warn("no API key is configured: the service is open to anyone who can reach it");
     let fleet: Fleet | undefined;
+    // Answers and heads read from Redis are trusted: without the fleet's secret to sign them, only rate
+    // limits are shared (a forged bucket changes no answer).
+    const secret = config.redisSecret;
     if (config.redisUrl) {
       metrics.redisUp.set(0);
       const started = createFleet({
@@ -206,6 +212,7 @@ export async function startService(
         maxMemoryMb: config.redisCacheMb,
         chainId: chain.chainId,
         genesisHash: genesis.hash,
+        sharing: secret ? "final answers, rate limits and heads" : "rate limits",
         log,
         events: {
           connected: (up) => metrics.redisUp.set(up ? 1 : 0),
@@ -214,7 +221,8 @@ export async function startService(
       });
       fleet = started;
       cleanups.push(() => started.stop());
-      shareHeads({ fleet, head });
+      if (secret) shareHeads({ fleet, head, secret, events: { bad: () => metrics.sharedBadHeads.inc() } });
+      else log.warn(NO_FLEET_SECRET);
     }
     const localLimiter = createRateLimiter();
     const limiter = fleet ? createSharedLimiter({ fleet, local: localLimiter }) : localLimiter;
@@ -237,16 +245,18 @@ export async function startService(
       const openDisk = disk;
       cleanups.push(() => openDisk.close());
     }
+    const shared =
+      fleet && secret
+        ? createSharedCache(fleet, secret, {
+            stored: () => metrics.cacheStored.labels("shared").inc(),
+            bad: () => metrics.sharedBadValues.inc(),
+          })
+        : undefined;
     const cache = createCache({
       chain: head,
       memory,
       disk,
-      shared:
-        fleet &&
-        createSharedCache(fleet, {
-          stored: () => metrics.cacheStored.labels("shared").inc(),
-          bad: () => metrics.sharedBadValues.inc(),
-        }),
+      shared,
       headTtlMs: headPollMs,
       unfinalizedTtlMs: Math.max(chain.blockTimeMs, headPollMs),
       events: {
@@ -296,12 +306,13 @@ export async function startService(
     ]);
     const watch = createWatchFilters({
       // add is idempotent (one filter per key, address, contract, approvals); remove is not.
-      filters: guarded(createFilterStore(database.sql), ["add", "list", "nativeFilters", "matches"]),
+      filters: guarded(createFilterStore(database.sql), ["add", "list", "page", "nativeFilters", "matches"]),
       maxFilters: config.maxFiltersPerKey,
       blocks,
       node,
       head,
       chain,
+      log,
     });
     const subscriptions = createSubscriptions({
       head,
@@ -379,6 +390,20 @@ export async function startService(
         maxConnections: config.wsMaxConnections,
         maxBufferBytes: config.wsMaxBufferBytes,
       },
+    });
+    zeroKnownSeries(metrics, {
+      upstreams: pool.upstreams.map((u) => u.name),
+      operations: table.list.map((op) => ({
+        name: op.method,
+        transports: op.rest ? ["rest", "jsonrpc", "ws"] : ["jsonrpc", "ws"],
+      })),
+      routes: Object.keys(app.routes),
+      // With CACHE_MEMORY_MB=0 the engine has no cache: nothing is looked up.
+      cacheTiers:
+        config.cacheMemoryMb === 0
+          ? []
+          : ["memory", ...(disk ? ["disk"] : []), ...(shared ? ["shared"] : [])],
+      subscriptionKinds: SUBSCRIPTION_KINDS,
     });
     const server = listen({
       app,

@@ -9,6 +9,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readCalls } from "../src/http/rpcText";
 import type { ChainFixture } from "./support/chain";
+import { type Random, seededRandom } from "./support/random";
 import { post, startTestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
 
@@ -26,22 +27,6 @@ beforeAll(async () => {
   chain = fixture.chain;
   service = (await startTestService({ upstreamUrls: [fixture.anvil.url] })).url;
 });
-
-/** mulberry32: a small seeded generator, so that every run sends the same requests. */
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick };
-}
-type Random = ReturnType<typeof generator>;
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -163,8 +148,8 @@ describe("the fast path answers byte for byte what the full path answers", () =>
       const response = await post(`${service}/node/jsonrpc`, text, { raw: true });
       return { status: response.status, text: response.text };
     };
-    await prime(send, generator(SEED), 400);
-    const r = generator(SEED);
+    await prime(send, seededRandom(SEED), 400);
+    const r = seededRandom(SEED);
     let readable = 0;
     for (let n = 0; n < HTTP_REQUESTS; n++) {
       const { full, fast } = requestTexts(r);
@@ -205,8 +190,8 @@ describe("the fast path answers byte for byte what the full path answers", () =>
       return queue.shift()!;
     };
     try {
-      await prime(send, generator(SEED + 1), 200);
-      const r = generator(SEED + 1);
+      await prime(send, seededRandom(SEED + 1), 200);
+      const r = seededRandom(SEED + 1);
       for (let n = 0; n < WS_REQUESTS; n++) {
         const { full, fast } = requestTexts(r);
         const expected = await send(full);
@@ -220,7 +205,7 @@ describe("the fast path answers byte for byte what the full path answers", () =>
   }, 120_000);
 
   test(`REST: ${REST_REQUESTS} generated bodies, each sent as new text and then again`, async () => {
-    const r = generator(SEED + 2);
+    const r = seededRandom(SEED + 2);
     const bodies = (n: number): [string, Record<string, unknown>] => {
       const block = r.pick([hex(r.int(chain.head + 1)), r.int(chain.head + 1), "latest", "0xzz", -1]);
       const tx = r.pick([...Object.values(chain.tx), "0x12"]);

@@ -3,26 +3,38 @@
  * (behind a proxy that counts its calls). What one fetched the others read from Redis; a key's rate holds
  * for the three together; heads reach an instance whose own node pushes nothing; Redis stopped, every
  * instance answers alone; Redis back, sharing resumes; the indexing leader killed, another takes over.
+ * Whoever reaches Redis without the fleet's secret (REDIS_SECRET) changes no answer and no head: forged,
+ * oversized or wrong values are misses, forged heads are ignored, and without the secret nothing but rate
+ * limits is shared.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { RedisClient } from "bun";
 import postgres from "postgres";
+import { fleetPrefix } from "../src/fleet/redis";
+import { cacheSigner, MAX_VALUE_BYTES, sealValue, sharedKey } from "../src/fleet/sharedCache";
+import { HEAD_MAX_AGE_MS, headsChannel, headsSigner, sealHead } from "../src/fleet/sharedHeads";
 import { rpc } from "./support/chain";
 import { metric } from "./support/metrics";
 import { type NodeProxy, startProxy } from "./support/proxy";
 import { type RedisServer, startRedis } from "./support/redis";
-import { post, type ServiceProcess, startServiceProcess } from "./support/service";
+import { post, type ServiceProcess, startServiceProcess, startTestService } from "./support/service";
 import { newAnvil, postgresServer } from "./support/shared";
 import { until } from "./support/until";
 
 const RATE = { perSecond: 50, burst: 10 };
 const KEYS = { "x-api-key": "free" };
+const SECRET = "the fleet's secret, 32 characters or more";
+const OTHER_SECRET = "not the fleet's secret, as long as it";
 const hex = (n: number) => `0x${n.toString(16)}`;
+const encoder = new TextEncoder();
 
 let node: ReturnType<typeof rpc>;
 let proxy: NodeProxy;
 let redis: RedisServer;
 let databaseUrl: string;
 let fleet: ServiceProcess[];
+/** What the chain's Redis keys and channels start with. */
+let prefix: string;
 
 const getBlock = (url: string, n: number, headers: Record<string, string> = KEYS) =>
   fetch(`${url}/node/jsonrpc`, {
@@ -53,12 +65,43 @@ async function readThroughFleet(n: number) {
   return answers;
 }
 const health = async (s: ServiceProcess) => (await fetch(`${s.url}/health`)).json() as Promise<any>;
+const badValues = async (s: { url: string }) =>
+  metric(await (await fetch(`${s.url}/metrics`)).text(), "gateway_shared_cache_bad_values_total") ?? 0;
+const blockNumber = async (s: ServiceProcess) =>
+  (
+    await post(
+      `${s.url}/node/jsonrpc`,
+      { jsonrpc: "2.0", id: 1, method: "eth_blockNumber" },
+      { headers: KEYS },
+    )
+  ).json.result as string;
+/** The engine's cache key of eth_getBlockByNumber [n, false] (engine.ts keyOf: the method, NUL, the params). */
+const blockKey = (n: number) => `eth_getBlockByNumber\u0000${JSON.stringify([hex(n), false])}`;
+/** A value as instances wrote them before REDIS_SECRET: a CRC32 over the key and the answer, anyone can make it. */
+function crc32Value(key: string, body: Uint8Array): Uint8Array {
+  const keyBytes = encoder.encode(key);
+  const value = new Uint8Array(8 + keyBytes.length + body.length);
+  value.set(keyBytes, 8);
+  value.set(body, 8 + keyBytes.length);
+  const view = new DataView(value.buffer);
+  view.setUint32(4, keyBytes.length);
+  view.setUint32(0, Bun.hash.crc32(value.subarray(8)));
+  return value;
+}
+/** A command connection to the test's Redis, as anyone who can reach it has. */
+async function redisClient(): Promise<RedisClient> {
+  const client = new RedisClient(redis.url);
+  await client.connect();
+  return client;
+}
 
 beforeAll(async () => {
   const anvil = await newAnvil();
   node = rpc(anvil.url);
   // Blocks up to head - 64 are final on anvil: these make the first ones final.
   await node("anvil_mine", ["0x80"]);
+  const genesis = await node("eth_getBlockByNumber", ["0x0", false]);
+  prefix = fleetPrefix(BigInt(await node("eth_chainId")), genesis.hash);
   proxy = startProxy(anvil.url);
   redis = await startRedis();
   databaseUrl = await (await postgresServer()).createDatabase();
@@ -68,6 +111,7 @@ beforeAll(async () => {
       databaseUrl,
       env: {
         REDIS_URL: redis.url,
+        REDIS_SECRET: SECRET,
         INDEXER: "on",
         API_KEYS: "free,limited",
         RATE_LIMITS: `limited=${RATE.perSecond}/${RATE.burst}`,
@@ -122,6 +166,147 @@ describe("three instances on one PostgreSQL and one Redis", () => {
     expect(metric(await metricsOf(fleet[1]!), "gateway_shared_cache_bad_values_total")).toBe(1);
   });
 
+  test("a forged value (a CRC32 anyone can compute, or a MAC under another secret) is never given: the node's answer is, and it is counted", async () => {
+    const client = await redisClient();
+    const s = fleet[2]!;
+    try {
+      for (const [n, seal] of [
+        [7, crc32Value],
+        [8, (key: string, body: Uint8Array) => sealValue(cacheSigner(OTHER_SECRET, prefix), key, body)],
+      ] as const) {
+        const block = await node("eth_getBlockByNumber", [hex(n), false]);
+        // Well formed and about the block asked: only the MAC tells it from the node's answer.
+        const forged = encoder.encode(JSON.stringify({ ...block, miner: `0x${"ee".repeat(20)}` }));
+        await client.set(sharedKey(prefix, blockKey(n)), seal(blockKey(n), forged));
+        const bad = await badValues(s);
+        const response = await getBlock(s.url, n);
+        expect([response.headers.get("x-cache"), ((await response.json()) as any).result]).toEqual([
+          "miss",
+          block,
+        ]);
+        expect(await badValues(s)).toBe(bad + 1);
+      }
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a value signed with the secret but about another block is refused by the block check: never given nor kept", async () => {
+    const client = await redisClient();
+    const s = fleet[2]!;
+    try {
+      const [five, six] = [
+        await node("eth_getBlockByNumber", [hex(5), false]),
+        await node("eth_getBlockByNumber", [hex(6), false]),
+      ];
+      const signed = sealValue(cacheSigner(SECRET, prefix), blockKey(5), encoder.encode(JSON.stringify(six)));
+      await client.set(sharedKey(prefix, blockKey(5)), signed);
+      const bad = await badValues(s);
+      const first = await getBlock(s.url, 5);
+      expect([first.headers.get("x-cache"), ((await first.json()) as any).result]).toEqual(["miss", five]);
+      expect(await badValues(s)).toBe(bad + 1);
+      // What the instance kept is the node's answer, not the value it refused.
+      const second = await getBlock(s.url, 5);
+      expect([second.headers.get("x-cache"), ((await second.json()) as any).result]).toEqual([
+        "memory",
+        five,
+      ]);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a value over the size cap is a miss, and Redis sends no more of it than the cap", async () => {
+    const client = await redisClient();
+    const s = fleet[1]!;
+    try {
+      const block = await node("eth_getBlockByNumber", [hex(9), false]);
+      // Signed and about the right block, but padded (valid JSON) past the cap: only the cap refuses it.
+      const text = JSON.stringify(block);
+      const padded = encoder.encode(text.padEnd(MAX_VALUE_BYTES + 4 * 1024 * 1024, " "));
+      await client.set(
+        sharedKey(prefix, blockKey(9)),
+        sealValue(cacheSigner(SECRET, prefix), blockKey(9), padded),
+      );
+      const sentByRedis = async () =>
+        Number(/total_net_output_bytes:(\d+)/.exec(await redis.cli("info", "stats"))![1]);
+      const [sentBefore, bad] = [await sentByRedis(), await badValues(s)];
+      const response = await getBlock(s.url, 9);
+      expect([response.headers.get("x-cache"), ((await response.json()) as any).result]).toEqual([
+        "miss",
+        block,
+      ]);
+      expect(await badValues(s)).toBe(bad + 1);
+      // The cap, and the few bytes of the other commands meanwhile: not the 12 MiB of the value.
+      expect((await sentByRedis()) - sentBefore).toBeLessThan(MAX_VALUE_BYTES + 64 * 1024);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a head published without the secret's MAC is ignored by every instance, and counted", async () => {
+    const client = await redisClient();
+    try {
+      const latest = await node("eth_getBlockByNumber", ["latest", false]);
+      // It extends the head: an instance that trusted it would adopt it at once.
+      const forged = JSON.stringify({
+        ...latest,
+        number: hex(Number(latest.number) + 1),
+        parentHash: latest.hash,
+        hash: `0x${"ab".repeat(32)}`,
+      });
+      const badHeads = async (s: ServiceProcess) =>
+        metric(await metricsOf(s), "gateway_shared_heads_bad_messages_total") ?? 0;
+      const before = await Promise.all(fleet.map(badHeads));
+      await client.publish(headsChannel(prefix), forged);
+      await client.publish(headsChannel(prefix), sealHead(headsSigner(OTHER_SECRET, prefix), forged));
+      // Signed with the secret, but sent long ago: a replay.
+      const old = Date.now() - HEAD_MAX_AGE_MS - 1_000;
+      await client.publish(headsChannel(prefix), sealHead(headsSigner(SECRET, prefix), forged, old));
+      await until("the three messages counted by every instance", async () =>
+        (await Promise.all(fleet.map(badHeads))).every((count, i) => count === before[i]! + 3)
+          ? true
+          : undefined,
+      );
+      expect(await Promise.all(fleet.map(blockNumber))).toEqual(fleet.map(() => latest.number));
+    } finally {
+      client.close();
+    }
+  });
+
+  test("without REDIS_SECRET only rate limits are shared: the fleet's answers are not read, and the start says why", async () => {
+    const warnings: string[] = [];
+    const alone = await startTestService({
+      upstreamUrls: [proxy.url],
+      databaseUrl,
+      env: { REDIS_URL: redis.url, API_KEYS: "free", LOG_LEVEL: "warn" },
+      logWrite: (line) => warnings.push(JSON.parse(line).msg),
+    });
+    try {
+      await until("the instance connected to Redis", async () =>
+        metric(await (await fetch(`${alone.url}/metrics`)).text(), "gateway_redis_up") === 1
+          ? true
+          : undefined,
+      );
+      // Block 12 is in Redis, shared by an instance that has the secret.
+      const stored = await storedShared(fleet[0]!);
+      expect((await getBlock(fleet[0]!.url, 12)).headers.get("x-cache")).toBe("miss");
+      await until("the answer shared", async () =>
+        (await storedShared(fleet[0]!)) > stored ? true : undefined,
+      );
+      const response = await getBlock(alone.url, 12);
+      expect([response.headers.get("x-cache"), ((await response.json()) as any).result]).toEqual([
+        "miss",
+        await node("eth_getBlockByNumber", [hex(12), false]),
+      ]);
+      expect(warnings).toContain(
+        "REDIS_SECRET is unset: only rate limits are shared through Redis, not answers nor heads (anyone who can reach Redis could forge them); set REDIS_SECRET, at least 32 characters and the same on every instance, to share them",
+      );
+    } finally {
+      await alone.stop();
+    }
+  });
+
   test("a key's rate holds for the three together: rate + burst over the window, within 10%", async () => {
     let ok = 0;
     let limited = 0;
@@ -162,20 +347,18 @@ describe("three instances on one PostgreSQL and one Redis", () => {
     const lagging = await startServiceProcess({
       upstreamUrls: [quiet.url],
       databaseUrl,
-      env: { REDIS_URL: redis.url, INDEXER: "off", API_KEYS: "free", HEAD_POLL_MS: "60000" },
+      env: {
+        REDIS_URL: redis.url,
+        REDIS_SECRET: SECRET,
+        INDEXER: "off",
+        API_KEYS: "free",
+        HEAD_POLL_MS: "60000",
+      },
     });
     try {
       await until("the instance connected to Redis", async () =>
         (await redisUp(lagging)) === 1 ? true : undefined,
       );
-      const blockNumber = async (s: ServiceProcess) =>
-        (
-          await post(
-            `${s.url}/node/jsonrpc`,
-            { jsonrpc: "2.0", id: 1, method: "eth_blockNumber" },
-            { headers: KEYS },
-          )
-        ).json.result as string;
       const head = Number(await node("eth_blockNumber"));
       await until("the instance at the node's head", async () =>
         (await blockNumber(lagging)) === hex(head) ? true : undefined,

@@ -358,6 +358,52 @@ describe("bad node answers are never given nor kept", () => {
     expect(receipts.headers.get("x-cache")).toBe("miss");
     expect(receipts.json).toEqual(await rpc(node)("eth_getBlockReceipts", ["0x3"]));
   });
+
+  test("a block without its number or hash, or by hash with another hash: 502 and -32002, never kept", async () => {
+    const proxy = startProxy(node);
+    const { url } = await startTestService({ upstreamUrls: [proxy.url] });
+    const three = await rpc(node)("eth_getBlockByNumber", ["0x3", false]);
+    const four = await rpc(node)("eth_getBlockByNumber", ["0x4", false]);
+    const byNumber = {
+      method: "eth_getBlockByNumber",
+      body: { number: 3, is_full_trx: false },
+      params: ["0x3", false],
+    };
+    const byHash = {
+      method: "eth_getBlockByHash",
+      body: { hash: three.hash, is_full_trx: false },
+      params: [three.hash, false],
+    };
+    const ask = async ({ method, body, params }: { method: string; body: object; params: unknown[] }) => {
+      const rest = await post(`${url}/node/rest/${method}`, body);
+      const json = await post(`${url}/node/jsonrpc`, { jsonrpc: "2.0", id: 1, method, params });
+      return { rest, json };
+    };
+    for (const [call, result, message] of [
+      [byNumber, { blockHash: 5 }, "upstream answered a block without its number"],
+      [byNumber, {}, "upstream answered a block without its number"],
+      [byNumber, { number: "0x3" }, "upstream answered a block without its hash"],
+      [
+        byHash,
+        { ...three, hash: four.hash },
+        `upstream answered about block ${four.hash} when asked about block ${three.hash}`,
+      ],
+    ] as const) {
+      proxy.mode = (_text, parsed) =>
+        parsed?.params?.[0] === call.params[0]
+          ? Response.json({ jsonrpc: "2.0", id: parsed.id, result })
+          : undefined;
+      const { rest, json } = await ask(call);
+      expect([rest.status, rest.json]).toEqual([502, { detail: message }]);
+      expect(json.json).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32002, message } });
+    }
+    // The node answers right: it is asked again (nothing was kept), and its answer is given.
+    proxy.mode = undefined;
+    for (const call of [byNumber, byHash]) {
+      const { rest } = await ask(call);
+      expect([rest.status, rest.headers.get("x-cache"), rest.json]).toEqual([200, "miss", three]);
+    }
+  });
 });
 
 describe("a hung upstream under load", () => {
@@ -906,6 +952,28 @@ describe("a hostile-input sweep", () => {
         }
       }
     }
+    // A key repeated in the query: two different ones are a 401 wherever a key is needed; one twice is one key.
+    const needsKey = (route: { path: string; method: string }) =>
+      /^\/(node|watch_filters)\//.test(route.path) &&
+      !(route.path === "/node/jsonrpc" && route.method === "GET");
+    const repeated = [
+      "api_key=sweep&api_key=other",
+      "api_key=other&api_key=sweep",
+      "api_key=sweep&api_key=sweep",
+    ];
+    for (const route of routes.filter(needsKey)) {
+      for (const query of repeated) {
+        const response = await fetch(`${service.url}${route.path}?${query}`, {
+          method: route.method,
+          headers: { "content-type": "application/json" },
+          body: route.method === "GET" ? undefined : "{}",
+        });
+        await response.text();
+        const refused = response.status === 401;
+        if (refused !== query.includes("other") || response.status >= 500)
+          failures.push(`${route.method} ${route.path}?${query}: ${response.status}`);
+      }
+    }
     expect(failures).toEqual([]);
     expect(sent).toBeGreaterThan(1000);
     // The WebSocket takes the same: an error for each, the socket open.
@@ -918,6 +986,36 @@ describe("a hostile-input sweep", () => {
         if (a?.error) expect(a.error.code).not.toBe(-32603);
       }
     }
+    // Batches over the socket: every element answered in order with its own error, none internal.
+    const long = "a".repeat(10_000);
+    const elements = [
+      7,
+      null,
+      [],
+      "x",
+      { method: {} },
+      { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [[], {}, 1.5] },
+      { jsonrpc: "2.0", id: long, method: "eth_chainId" },
+      { jsonrpc: "2.0", id: 2, method: long },
+      { jsonrpc: "2.0", id: 3, method: "eth_subscribe", params: ["logs", { address: [{}], topics: "x" }] },
+      { jsonrpc: "2.0", id: 4, method: "eth_subscribe", params: ["nope"] },
+      { jsonrpc: "2.0", id: 5, method: "eth_unsubscribe", params: [{}] },
+      { jsonrpc: "2.0", id: 6, method: "eth_getBlockByNumber", params: ["0x1", true] },
+    ];
+    const hostileBatch = Array.from({ length: 1_000 }, (_, i) => elements[i % elements.length]);
+    socket.send(hostileBatch);
+    const batchAnswer: any[] = await socket.next((m) => Array.isArray(m), 30_000);
+    expect(batchAnswer).toHaveLength(1_000);
+    for (const a of batchAnswer) if (a.error) expect(a.error.code).not.toBe(-32603);
+    expect(batchAnswer.filter((a) => a.result !== undefined)).toHaveLength(
+      hostileBatch.filter((e: any) => e?.method === "eth_getBlockByNumber" || e?.method === "eth_chainId")
+        .length,
+    );
+    socket.send(Array.from({ length: 1_001 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_chainId" })));
+    expect((await socket.next()).error).toEqual({
+      code: -32600,
+      message: "a batch of 1001 calls exceeds the limit of 1000 (MAX_BATCH_LENGTH)",
+    });
     expect((await socket.request("eth_blockNumber")).result).toBe(hex(chain.head));
     socket.close();
     expect((await fetch(`${service.url}/health`)).status).toBe(200);

@@ -466,9 +466,10 @@ describe("limits and hygiene", () => {
     const slow = await rawUpgrade(service.url, "/node/jsonrpc");
     expect(slow.status).toBe(101);
     slow.socket.pause();
-    // 4,000 answers of ~50 KB: 200 MB if nothing bounded what waits for this reader.
-    const batch = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ ...JSON.parse(request), id: i })));
-    for (let i = 0; i < 40; i++) slow.socket.write(clientFrame(batch));
+    // 1,200 answers of ~50 KB: 60 MB if nothing bounded what waits for this reader (a batch's answer fits
+    // WS_MAX_BUFFER_BYTES on its own).
+    const batch = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ ...JSON.parse(request), id: i })));
+    for (let i = 0; i < 120; i++) slow.socket.write(clientFrame(batch));
     await until("the slow reader to be dropped", async () => {
       const text = await (await fetch(`${service.url}/metrics`)).text();
       return metric(text, "gateway_ws_slow_readers_closed_total") === 1 ? true : undefined;

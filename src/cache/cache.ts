@@ -20,8 +20,11 @@ export type CacheTier = "memory" | "disk" | "shared";
 
 /** A tier of final answers shared by the fleet (fleet/sharedCache.ts): slower than disk, faster than a node. */
 export interface SharedTier {
-  get(key: string): Promise<Uint8Array | undefined>;
+  /** The answer's text, verified as written by the fleet; not yet checked as a node's answer is. */
+  get(key: string): Promise<string | undefined>;
   set(key: string, body: Uint8Array): void;
+  /** A verified value that failed the checks of a node's answer: counted as bad. */
+  refused(): void;
 }
 
 export interface CacheEvents {
@@ -56,13 +59,16 @@ export interface Cache {
   /** Keeps an answer as its policy allows; returns the form it is kept in (bytes when large). */
   store(key: string, policy: MethodPolicy, params: unknown[], raw: string): RawJson | undefined;
   /**
-   * After a miss of the local tiers: the fleet's shared tier, for an answer that could be final there
-   * (kept locally when found). Undefined at once where there is no shared tier or the answer cannot be.
+   * After a miss of the local tiers: the fleet's shared tier, for an answer that could be final there.
+   * What it holds is given and kept as a node's answer would be (not shared again) only once `fault`, the
+   * checks of a node's answer, finds nothing wrong with it; else it is a miss, counted as a bad value.
+   * Undefined at once where there is no shared tier or the answer cannot be final.
    */
   lookupShared(
     key: string,
     policy: MethodPolicy,
     params: unknown[],
+    fault: (raw: string) => string | undefined,
   ): Promise<RawJson | undefined> | undefined;
 }
 
@@ -102,7 +108,7 @@ export function createCache(options: {
       for (const key of keys) {
         const entry = memory.get(key);
         if (!entry || entry.final || !valid(entry)) continue;
-        keepFinal(key, entry.body);
+        keepFinal(key, entry.body, true);
       }
     }
   }
@@ -114,7 +120,7 @@ export function createCache(options: {
   }
 
   /** A final answer into memory and disk, and to the fleet unless it came from there. */
-  function keepFinal(key: string, raw: RawJson, share = true): RawJson {
+  function keepFinal(key: string, raw: RawJson, share: boolean): RawJson {
     const body = typeof raw === "string" ? asStored(raw) : raw;
     memory.set(key, { body, final: true });
     events?.stored?.("memory");
@@ -161,13 +167,54 @@ export function createCache(options: {
     hash: string | undefined,
     raw: string,
     key: string,
+    share: boolean,
   ): RawJson | undefined {
     const final = chain.finalized();
-    if (final !== undefined && number <= final) return keepFinal(key, raw);
+    if (final !== undefined && number <= final) return keepFinal(key, raw, share);
     const canonical = chain.canonicalHash(number);
     // Unknown height (ahead of the head seen) or a block that is not the canonical one: not kept.
     if (canonical === undefined || (hash !== undefined && hash !== canonical)) return undefined;
     return keepWhileCanonical(key, raw, { number, hash: canonical });
+  }
+
+  /** Keeps an answer as its policy allows; `share`: a final one goes to the fleet too. */
+  function keep(
+    key: string,
+    policy: MethodPolicy,
+    params: unknown[],
+    raw: string,
+    share: boolean,
+  ): RawJson | undefined {
+    if (raw === "null") return undefined;
+    switch (policy.cache) {
+      case "static":
+        return keepFinal(key, raw, share);
+      case "head": {
+        const body = asStored(raw);
+        memory.set(key, { body, final: true }, options.headTtlMs);
+        return body;
+      }
+      case "block": {
+        const number = blockOfParams(policy, params);
+        if (number === undefined) return undefined;
+        const hash = policy.names ? blockOfResult(raw, policy.names)?.hash : undefined;
+        return placeBlock(number, hash, raw, key, share);
+      }
+      case "result": {
+        if (policy.names) {
+          // A transaction not yet in a block has a null block hash: nothing to tie it to.
+          const block = blockOfResult(raw, policy.names);
+          return block ? placeBlock(block.number, block.hash, raw, key, share) : undefined;
+        }
+        // Answers that do not name their block (counts by block hash): cached while the hash is one of
+        // the blocks the follower knows.
+        const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
+        const number = chain.numberOf(hash);
+        return number === undefined ? undefined : placeBlock(number, hash, raw, key, share);
+      }
+      default:
+        return undefined;
+    }
   }
 
   return {
@@ -203,12 +250,14 @@ export function createCache(options: {
       return { body, tier: "disk" };
     },
 
-    lookupShared(key, policy, params) {
+    lookupShared(key, policy, params, fault) {
       if (!shared || !maybeFinal(policy, params)) return undefined;
-      return shared.get(key).then((bytes) => {
-        events?.lookup?.("shared", bytes !== undefined);
-        if (!bytes) return undefined;
-        return keepFinal(key, bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes), false);
+      return shared.get(key).then((raw) => {
+        const refused = raw !== undefined && fault(raw) !== undefined;
+        if (refused) shared.refused();
+        events?.lookup?.("shared", raw !== undefined && !refused);
+        if (raw === undefined || refused) return undefined;
+        return keep(key, policy, params, raw, false) ?? raw;
       });
     },
 
@@ -226,37 +275,6 @@ export function createCache(options: {
       return found;
     },
 
-    store(key, policy, params, raw) {
-      if (raw === "null") return undefined;
-      switch (policy.cache) {
-        case "static":
-          return keepFinal(key, raw);
-        case "head": {
-          const body = asStored(raw);
-          memory.set(key, { body, final: true }, options.headTtlMs);
-          return body;
-        }
-        case "block": {
-          const number = blockOfParams(policy, params);
-          if (number === undefined) return undefined;
-          const hash = policy.names ? blockOfResult(raw, policy.names)?.hash : undefined;
-          return placeBlock(number, hash, raw, key);
-        }
-        case "result": {
-          if (policy.names) {
-            // A transaction not yet in a block has a null block hash: nothing to tie it to.
-            const block = blockOfResult(raw, policy.names);
-            return block ? placeBlock(block.number, block.hash, raw, key) : undefined;
-          }
-          // Answers that do not name their block (counts by block hash): cached while the hash is one of
-          // the blocks the follower knows.
-          const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
-          const number = chain.numberOf(hash);
-          return number === undefined ? undefined : placeBlock(number, hash, raw, key);
-        }
-        default:
-          return undefined;
-      }
-    },
+    store: (key, policy, params, raw) => keep(key, policy, params, raw, true),
   };
 }

@@ -12,7 +12,7 @@
  */
 import { isBlockNumberHex } from "../chain/blockRef";
 import { UpstreamProtocolError } from "../errors";
-import { arrayElements, objectMembers } from "../json";
+import { arrayElements, objectMembers, objectMembersAt, type Span, skipWhitespace } from "../json";
 
 export type BlockParam =
   /** Positional param `index` is a block number or tag (or omitted, meaning latest when `optional`). */
@@ -33,12 +33,16 @@ export interface MethodPolicy {
   block?: BlockParam;
   cache: CacheRule;
   /**
-   * The members of the answer that name its block. For `result`: where the block is read. For `block`:
-   * checked against the block asked (an answer about another block is refused) and, while it is not
-   * final, against the canonical chain.
+   * The members of the answer that name its block. Every answer but `null` must carry them (an answer
+   * about another block than the one asked, by number or by hash, or one that does not say, is refused).
+   * For `result`: where the block is read. For `block`: while it is not final, checked against the
+   * canonical chain.
    */
   names?: BlockNames;
-  /** For `result` answers without those members: the block hash param that names the block. */
+  /**
+   * The param that names the block by hash: checked against the answer's `names`, and for `result`
+   * answers without them, the block the answer is kept with.
+   */
   hashParam?: number;
   /** Calls that change the chain: never shared with a different body, never cached. */
   write?: boolean;
@@ -64,8 +68,8 @@ export function blockOfParams(policy: MethodPolicy, params: unknown[]): bigint |
   return hex === undefined ? undefined : BigInt(hex);
 }
 
-function memberText(text: string, start: number, name: string): string | undefined {
-  const span = objectMembers(text, start).get(name);
+function memberText(text: string, members: Map<string, Span>, name: string): string | undefined {
+  const span = members.get(name);
   return span ? text.slice(span.start, span.end) : undefined;
 }
 
@@ -82,6 +86,7 @@ function objectStart(text: string, first: boolean | undefined): number | undefin
 }
 
 const malformed = (what: string) => new UpstreamProtocolError(`upstream answered a malformed ${what}`);
+const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** A block number member: a hex quantity or an integer (traces). */
 function numberOf(text: string): bigint {
@@ -94,25 +99,34 @@ function numberOf(text: string): bigint {
   return BigInt(text);
 }
 
+/** A block hash member: 32 bytes of hex, lower-cased as every hash the service compares. */
+function hashOf(text: string): string {
+  const value = text.startsWith('"') ? (JSON.parse(text) as string) : undefined;
+  if (value === undefined || !BLOCK_HASH.test(value)) throw malformed("block hash");
+  return value.toLowerCase();
+}
+
 /**
  * The block an answer names (number and hash), read from its top-level members without parsing it all:
  * `{"number":…,"hash":…}` or, for lists, from the first element. Undefined when it names none (`null`, an
  * empty list, a transaction not yet in a block); an UpstreamProtocolError when the members are not what a
- * node sends (a number that is no number, a hash that is no string).
+ * node sends (a number that is no number, a hash that is no hash).
  */
 export function blockOfResult(text: string, names: BlockNames): { number: bigint; hash: string } | undefined {
   const start = objectStart(text, names.first);
   if (start === undefined) return undefined;
-  const numberText = memberText(text, start, names.number);
-  const hashText = memberText(text, start, names.hash);
+  const members = objectMembers(text, start);
+  const numberText = memberText(text, members, names.number);
+  const hashText = memberText(text, members, names.hash);
   if (numberText === undefined || hashText === undefined || hashText === "null") return undefined;
-  if (!hashText.startsWith('"')) throw malformed("block hash");
-  return { number: numberOf(numberText), hash: (JSON.parse(hashText) as string).toLowerCase() };
+  return { number: numberOf(numberText), hash: hashOf(hashText) };
 }
 
 /**
- * Why an answer is not about the block its params asked about (a node that answered another block, or
- * logs out of the range asked), or undefined when it is, or does not say.
+ * Why an answer is not about the block its params asked about (a node that answered another block, an
+ * answer that does not name its block, logs out of the range asked, the wrong shape), or undefined when it
+ * is. Never throws: the engine applies it to every node answer and every value of the fleet's shared tier
+ * before either is kept or given.
  */
 export function wrongBlock(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
   try {
@@ -120,33 +134,106 @@ export function wrongBlock(policy: MethodPolicy, params: unknown[], text: string
   } catch (error) {
     // The scanner found no list of objects where one belongs: the node's answer has the wrong shape.
     if (error instanceof SyntaxError) return "upstream answered a malformed result";
+    if (error instanceof UpstreamProtocolError) return error.message;
     throw error;
   }
 }
 
 function blockMismatch(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
-  const block = policy.block;
-  if (!block) return undefined;
-  if (block.kind === "filter") {
-    const filter = params[block.index] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
-    const from =
-      typeof filter?.fromBlock === "string" && isBlockNumberHex(filter.fromBlock)
-        ? BigInt(filter.fromBlock)
-        : undefined;
-    const to = blockOfParams(policy, params);
-    if (from === undefined || to === undefined) return undefined;
-    const logs = arrayElements(text, 0);
-    for (const log of [logs[0], logs[logs.length - 1]]) {
-      if (!log) continue;
-      const n = numberOf(memberText(text, log.start, "blockNumber") ?? '"0x0"');
-      if (n < from || n > to) return `upstream answered a log of block ${n} for the range ${from} to ${to}`;
-    }
+  if (policy.block?.kind === "filter") return logsOutOfRange(policy, params, text);
+  return policy.names ? namesMismatch(text, policy.names, askedOf(policy, params)) : undefined;
+}
+
+function logsOutOfRange(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
+  const filter = params[policy.block!.index] as { fromBlock?: unknown; toBlock?: unknown };
+  const from =
+    typeof filter?.fromBlock === "string" && isBlockNumberHex(filter.fromBlock)
+      ? BigInt(filter.fromBlock)
+      : undefined;
+  const to = blockOfParams(policy, params);
+  if (from === undefined || to === undefined) return undefined;
+  const logs = arrayElements(text, 0);
+  for (const log of [logs[0], logs[logs.length - 1]]) {
+    if (!log) continue;
+    const n = numberOf(memberText(text, objectMembers(text, log.start), "blockNumber") ?? '"0x0"');
+    if (n < from || n > to) return `upstream answered a log of block ${n} for the range ${from} to ${to}`;
+  }
+  return undefined;
+}
+
+/** The block a call names: by number, by hash, or neither (a tag; a transaction's hash). */
+interface Asked {
+  number?: bigint;
+  hash?: string;
+  /**
+   * Where an answer may name no block: `both` (a transaction not yet in a block has neither number nor
+   * hash), `either` (the pending block may lack its hash, or its number).
+   */
+  unnamed?: "both" | "either";
+}
+
+function askedOf(policy: MethodPolicy, params: unknown[]): Asked {
+  if (policy.hashParam !== undefined) return { hash: String(params[policy.hashParam]).toLowerCase() };
+  // A result named by a transaction's hash: the transaction may not be in a block yet.
+  if (policy.block?.kind !== "position") return { unnamed: "both" };
+  const ref = params[policy.block.index];
+  if (typeof ref !== "string") return {};
+  if (isBlockNumberHex(ref)) return { number: BigInt(ref) };
+  if (BLOCK_HASH.test(ref)) return { hash: ref.toLowerCase() };
+  return ref === "pending" ? { unnamed: "either" } : {};
+}
+
+const LBRACKET = 91;
+const RBRACKET = 93;
+const COMMA = 44;
+
+/** `null` is "not found"; anything else is the object, or for `first` the list of objects, naming the block. */
+function namesMismatch(text: string, names: BlockNames, asked: Asked): string | undefined {
+  let i = skipWhitespace(text, 0);
+  if (text.startsWith("null", i)) return undefined;
+  if (!names.first) return objectMismatch(text, objectMembers(text, i), names, asked);
+  // Every element, in one pass: a list that mixes blocks is as wrong as one about another block.
+  if (text.charCodeAt(i) !== LBRACKET) throw new SyntaxError("expected a list");
+  i = skipWhitespace(text, i + 1);
+  if (text.charCodeAt(i) === RBRACKET) return undefined;
+  for (;;) {
+    const { members, end } = objectMembersAt(text, i);
+    const wrong = objectMismatch(text, members, names, asked);
+    if (wrong) return wrong;
+    i = skipWhitespace(text, end);
+    if (text.charCodeAt(i) === RBRACKET) return undefined;
+    if (text.charCodeAt(i) !== COMMA) throw new SyntaxError("expected a comma");
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+function objectMismatch(
+  text: string,
+  members: Map<string, Span>,
+  names: BlockNames,
+  asked: Asked,
+): string | undefined {
+  const numberText = memberText(text, members, names.number);
+  const hashText = memberText(text, members, names.hash);
+  // Not in a block yet, where that may be: both null, or both left out (never kept either way).
+  if (asked.unnamed === "both" && (numberText ?? "null") === "null" && (hashText ?? "null") === "null") {
     return undefined;
   }
-  const asked = blockOfParams(policy, params);
-  if (asked === undefined || !policy.names) return undefined;
-  const named = blockOfResult(text, policy.names);
-  return named && named.number !== asked
-    ? `upstream answered about block ${named.number} when asked about block ${asked}`
-    : undefined;
+  const nullable = asked.unnamed === "either";
+  if (numberText === undefined || (numberText === "null" && !nullable)) return without(names, "number");
+  if (hashText === undefined || (hashText === "null" && !nullable)) return without(names, "hash");
+  const number = numberText === "null" ? undefined : numberOf(numberText);
+  if (number !== undefined && asked.number !== undefined && number !== asked.number) {
+    return `upstream answered about block ${number} when asked about block ${asked.number}`;
+  }
+  const hash = hashText === "null" ? undefined : hashOf(hashText);
+  if (hash !== undefined && asked.hash !== undefined && hash !== asked.hash) {
+    return `upstream answered about block ${hash} when asked about block ${asked.hash}`;
+  }
+  return undefined;
 }
+
+const without = (names: BlockNames, member: "number" | "hash") =>
+  names[member] === member
+    ? `upstream answered a block without its ${member}`
+    : `upstream answered without its ${names[member]}`;

@@ -30,6 +30,15 @@ const IDLE_TIMEOUT_S = 60;
  * what is left is a connection lost with its server (a restart), which would otherwise hold the stop.
  */
 const CLOSE_TIMEOUT_S = 1;
+/**
+ * Waits between attempts to reconnect to a server that went away, in seconds: doubled from the first up
+ * to the last. postgres.js's own grows to 20 s, so a service whose database restarted in 3 s could wait
+ * that long after it was back, its requests queued.
+ */
+const RECONNECT_FIRST_S = 0.05;
+const RECONNECT_MAX_S = 1;
+const reconnectBackoff = (retries: number) =>
+  Math.min(RECONNECT_FIRST_S * 2 ** retries, RECONNECT_MAX_S) * (0.5 + Math.random() / 2);
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -52,6 +61,7 @@ function connect(url: string, max: number, statementTimeoutMs: number, schema?: 
   return postgres(url, {
     max,
     connect_timeout: Math.max(1, Math.ceil(statementTimeoutMs / 1000)),
+    backoff: reconnectBackoff,
     idle_timeout: IDLE_TIMEOUT_S,
     onnotice: () => {},
     connection: {

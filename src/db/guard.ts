@@ -2,9 +2,23 @@
  * What callers see of database failures (docs/interface.md §7): a statement past DB_STATEMENT_TIMEOUT_MS
  * is a 504, a lost connection or a restarting server a 503, never a 500. Failures are told apart by their
  * SQLSTATE or connection error code, never by their message. A call that is safe to repeat (a read, an
- * idempotent write) is tried once more when its connection was lost: postgres.js reconnects for it.
+ * idempotent write) is tried once more when its connection was lost: postgres.js reconnects for it. A call
+ * waits for the database at most DB_STATEMENT_TIMEOUT_MS (and a margin), retry included: one queued while
+ * the server is down (postgres.js holds it until a connection opens) is a 503 then, not a wait for the end
+ * of the outage.
  */
 import { DatabaseTimeoutError, DatabaseUnavailableError, type ServiceError } from "../errors";
+import { withTimeout } from "../timeout";
+
+/**
+ * How much longer than DB_STATEMENT_TIMEOUT_MS a call may wait in all: the server's own timeout cancels a
+ * statement that runs too long first (a 504); past this, the call never got a connection (a 503).
+ */
+const CALL_MARGIN_MS = 1_000;
+
+class NoConnection extends Error {
+  readonly code = "CONNECTION_WAIT";
+}
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = "57014";
@@ -20,6 +34,7 @@ const CONNECTION_CODES: ReadonlySet<string> = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
+  "CONNECTION_WAIT",
 ]);
 
 export interface DatabaseEvents {
@@ -58,15 +73,17 @@ export function guardDatabase<T extends object>(
     const retry = options.retry === "all" || (options.retry ?? []).includes(name as keyof T);
     (out as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       const started = performance.now();
+      const deadline = started + timeoutMs + CALL_MARGIN_MS;
       try {
         for (let attempt = 0; ; attempt++) {
           try {
-            return await value.apply(api, args);
+            const left = deadline - performance.now();
+            return await withTimeout(value.apply(api, args), left, () => new NoConnection());
           } catch (error) {
             const failure = databaseFailure(error, timeoutMs);
             if (!failure) throw error;
             if (failure instanceof DatabaseTimeoutError) events?.timeout?.();
-            else if (retry && attempt === 0) {
+            else if (retry && attempt === 0 && !(error instanceof NoConnection)) {
               events?.retry?.();
               continue;
             }

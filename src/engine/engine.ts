@@ -191,14 +191,21 @@ export function createEngine(options: {
         if (hit) return { raw: hit.body, source: hit.tier };
       }
       const { promise, shared } = coalescer.run(key, async () => {
-        // A final answer another instance of the fleet fetched costs no node call.
-        const fromFleet = tiers && policy ? tiers.lookupShared(key, policy, prepared.params) : undefined;
+        // A final answer another instance of the fleet fetched costs no node call, once it passes the
+        // checks a node's answer passes (the secret proves who wrote it, not that it is right).
+        const fromFleet =
+          tiers && policy
+            ? tiers.lookupShared(key, policy, prepared.params, (raw) =>
+                wrongBlock(policy, prepared.params, raw),
+              )
+            : undefined;
         const found = fromFleet && (await fromFleet);
         if (found !== undefined) return { raw: found, upstream: "", fleet: true };
         const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
         const reached = policy?.block?.kind === "filter";
         const result = await methods.fetch(method, prepared.params, { minBlock, reached });
-        // An answer about another block than the one asked is the node's fault: never kept, never given.
+        // An answer about another block than the one asked, or that does not name its block, or of the wrong
+        // shape, is the node's fault: never kept, never given (checked only on a miss).
         const wrong = policy && wrongBlock(policy, prepared.params, result.raw);
         if (wrong) throw new UpstreamProtocolError(wrong);
         // An answer about a block past the head says the chain has got there.

@@ -45,8 +45,8 @@ export const METHODS: Readonly<Record<string, MethodPolicy>> = {
   // even for old ranges. Kept only as long as answers about the head.
   eth_feeHistory: { block: at(1), cache: "head" },
 
-  eth_getBlockByHash: { cache: "result", names: { number: "number", hash: "hash" } },
-  eth_getTransactionByBlockHashAndIndex: { cache: "result", names: TX_BLOCK },
+  eth_getBlockByHash: { cache: "result", names: { number: "number", hash: "hash" }, hashParam: 0 },
+  eth_getTransactionByBlockHashAndIndex: { cache: "result", names: TX_BLOCK, hashParam: 0 },
   eth_getTransactionByHash: { cache: "result", names: TX_BLOCK },
   eth_getTransactionReceipt: { cache: "result", names: TX_BLOCK },
   trace_transaction: { cache: "result", names: { ...TX_BLOCK, first: true } },

@@ -1,8 +1,10 @@
 /**
  * The fleet's Redis (REDIS_URL), shared by every instance of one chain: final answers (fleet/sharedCache.ts),
- * rate-limit buckets (fleet/sharedLimiter.ts) and heads (fleet/sharedHeads.ts). Redis is never on the path to a failure: each use has a
- * deadline and is skipped at once while the connection is down, and the caller then does what a lone
- * instance does. The connection is remade in the background every RECONNECT_MS, for as long as it takes.
+ * rate-limit buckets (fleet/sharedLimiter.ts) and heads (fleet/sharedHeads.ts); answers and heads only with
+ * the fleet's secret to sign them (REDIS_SECRET, fleet/mac.ts), as an instance serves and follows what it
+ * reads. Redis is never on the path to a failure: each use has a deadline and is skipped at once while the
+ * connection is down, and the caller then does what a lone instance does. The connection is remade in the
+ * background every RECONNECT_MS, for as long as it takes.
  */
 import { RedisClient } from "bun";
 import type { Logger } from "../log";
@@ -38,6 +40,10 @@ export interface Fleet {
 }
 
 class Late extends Error {}
+
+/** What every Redis key and channel of a chain starts with: its id and genesis hash. */
+export const fleetPrefix = (chainId: bigint, genesisHash: string) =>
+  `gw:${chainId}:${genesisHash.slice(2, 18)}:`;
 
 /** A connection remade every RECONNECT_MS while it is down; `ready` runs on each new connection. */
 function keepConnected(options: {
@@ -106,6 +112,8 @@ export function createFleet(options: {
   maxMemoryMb: number;
   chainId: bigint;
   genesisHash: string;
+  /** What the instance shares through Redis, for the log: "rate limits", or more with REDIS_SECRET. */
+  sharing: string;
   log: Logger;
   events?: FleetEvents;
 }): Fleet {
@@ -133,7 +141,7 @@ export function createFleet(options: {
     },
     changed(up) {
       events?.connected?.(up);
-      if (up) log.info("Redis connected: caches, rate limits and heads shared with the fleet");
+      if (up) log.info(`Redis connected: ${options.sharing} shared with the fleet`);
       else log.warn("Redis lost: this instance goes on alone until it is back");
     },
     warn,
@@ -149,7 +157,7 @@ export function createFleet(options: {
   });
 
   return {
-    prefix: `gw:${options.chainId}:${options.genesisHash.slice(2, 18)}:`,
+    prefix: fleetPrefix(options.chainId, options.genesisHash),
     get up() {
       return commands.up;
     },

@@ -1,17 +1,27 @@
 /**
  * The shared tier of final answers, between an instance's own tiers and the node: what one instance of the
  * fleet fetched, the others read from Redis. Only final answers go there (they never change). A value is
- * the full cache key and the answer's bytes, with a CRC32 over both: a value that does not verify (or
- * names another key) is a miss. Keys are the SHA-1 of the cache key under the chain's prefix, so two chains
- * (or two dev chains with the same id) on one Redis never meet.
+ * `<MAC><key length><cache key><answer>`: the MAC (fleet/mac.ts, under REDIS_SECRET) as hex over all that
+ * follows it, the key's length as KEY_LENGTH_DIGITS hex digits (in UTF-16 units, as JavaScript measures
+ * the key). A value that does not verify (forged, corrupt, another key's, or cut off by the read's bound)
+ * is a miss, and counted. Keys are the SHA-1 of the cache key under the chain's prefix, so two chains (or
+ * two dev chains with the same id) on one Redis never meet.
+ *
+ * A value that verifies was written by a holder of the secret; it is still only a candidate: the engine
+ * checks it as it checks a node's answer before it is kept or given.
  */
+import { createSigner, MAC_HEX_LENGTH, type Signer } from "./mac";
 import type { Fleet } from "./redis";
 
 /** A final answer never changes; the expiry only lets Redis forget what nobody asks for. */
 const TTL_S = 30 * 24 * 60 * 60;
-/** Answers larger than this are not shared (one value would take a large share of Redis). */
-const MAX_VALUE_BYTES = 8 * 1024 * 1024;
-const HEADER_BYTES = 8;
+/**
+ * The largest value written, and the most bytes one read takes from Redis: a larger answer is not shared
+ * (one value would take a large share of Redis), and a larger value is never read whole.
+ */
+export const MAX_VALUE_BYTES = 8 * 1024 * 1024;
+const KEY_LENGTH_DIGITS = 8;
+const KEY_AT = MAC_HEX_LENGTH + KEY_LENGTH_DIGITS;
 
 export interface SharedCacheEvents {
   stored?(): void;
@@ -19,47 +29,70 @@ export interface SharedCacheEvents {
 }
 
 export interface SharedCache {
-  /** The answer's bytes, or undefined (not there, bad, or Redis unusable). */
-  get(key: string): Promise<Uint8Array | undefined>;
+  /** The answer's text, verified as the fleet's; undefined: not there, bad, or Redis unusable. */
+  get(key: string): Promise<string | undefined>;
   /** Shares a final answer; never waits and never fails the caller. */
   set(key: string, body: Uint8Array): void;
+  /** A verified value that failed the checks of a node's answer: counted as bad. */
+  refused(): void;
 }
 
 const encoder = new TextEncoder();
 
-export function createSharedCache(fleet: Fleet, events?: SharedCacheEvents): SharedCache {
-  const redisKey = (key: string) => `${fleet.prefix}c:${Bun.SHA1.hash(key, "hex")}`;
+/** The Redis key of a cache key, under the fleet's prefix (Fleet.prefix). */
+export const sharedKey = (prefix: string, key: string) => `${prefix}c:${Bun.SHA1.hash(key, "hex")}`;
+
+/** The signer of the shared tier's values of a chain, from the fleet's secret. */
+export const cacheSigner = (secret: string, prefix: string) => createSigner(secret, `${prefix}c:`);
+
+const keyLength = (key: string) => key.length.toString(16).padStart(KEY_LENGTH_DIGITS, "0");
+
+/** A value as written to Redis: the cache key and the answer's bytes, signed. */
+export function sealValue(signer: Signer, key: string, body: Uint8Array): Uint8Array {
+  const signed = encoder.encode(`${keyLength(key)}${key}`);
+  const value = new Uint8Array(MAC_HEX_LENGTH + signed.length + body.length);
+  value.set(encoder.encode(signer.sign(signed, body)));
+  value.set(signed, MAC_HEX_LENGTH);
+  value.set(body, MAC_HEX_LENGTH + signed.length);
+  return value;
+}
+
+/** The answer a value read from Redis holds for `key`, when it is whole, the key's and signed. */
+function openValue(signer: Signer, key: string, value: string): string | undefined {
+  const bodyAt = KEY_AT + key.length;
+  if (
+    value.length <= bodyAt ||
+    value.slice(MAC_HEX_LENGTH, KEY_AT) !== keyLength(key) ||
+    !value.startsWith(key, KEY_AT) ||
+    !signer.verify(value.slice(0, MAC_HEX_LENGTH), value.slice(MAC_HEX_LENGTH))
+  ) {
+    return undefined;
+  }
+  return value.slice(bodyAt);
+}
+
+export function createSharedCache(fleet: Fleet, secret: string, events?: SharedCacheEvents): SharedCache {
+  const signer = cacheSigner(secret, fleet.prefix);
   return {
     async get(key) {
       if (!fleet.up) return undefined;
-      const value = await fleet.run("cache", (client) => client.getBuffer(redisKey(key)));
+      // Bounded in one round trip: a value past the bound comes cut off, and fails its MAC.
+      const value = await fleet.run("cache", (client) =>
+        client.getrange(sharedKey(fleet.prefix, key), 0, MAX_VALUE_BYTES - 1),
+      );
       if (!value) return undefined;
-      const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
-      const keyBytes = encoder.encode(key);
-      const keyLength = value.byteLength >= HEADER_BYTES ? view.getUint32(4) : -1;
-      const valid =
-        keyLength === keyBytes.length &&
-        value.byteLength >= HEADER_BYTES + keyLength &&
-        Bun.hash.crc32(value.subarray(HEADER_BYTES)) === view.getUint32(0) &&
-        Buffer.compare(value.subarray(HEADER_BYTES, HEADER_BYTES + keyLength), keyBytes) === 0;
-      if (!valid) {
-        events?.bad?.();
-        return undefined;
-      }
-      return value.subarray(HEADER_BYTES + keyLength);
+      const body = openValue(signer, key, value);
+      if (body === undefined) events?.bad?.();
+      return body;
     },
     set(key, body) {
       if (!fleet.up || body.length > MAX_VALUE_BYTES) return;
-      const keyBytes = encoder.encode(key);
-      const value = new Uint8Array(HEADER_BYTES + keyBytes.length + body.length);
-      value.set(keyBytes, HEADER_BYTES);
-      value.set(body, HEADER_BYTES + keyBytes.length);
-      const view = new DataView(value.buffer);
-      view.setUint32(4, keyBytes.length);
-      view.setUint32(0, Bun.hash.crc32(value.subarray(HEADER_BYTES)));
+      const value = sealValue(signer, key, body);
+      if (value.length > MAX_VALUE_BYTES) return;
       void fleet
-        .run("cache", (client) => client.set(redisKey(key), value, "EX", TTL_S))
+        .run("cache", (client) => client.set(sharedKey(fleet.prefix, key), value, "EX", TTL_S))
         .then((done) => done && events?.stored?.());
     },
+    refused: () => events?.bad?.(),
   };
 }

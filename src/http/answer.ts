@@ -10,7 +10,15 @@ import {
   type ServiceError,
   type ValidationIssue,
 } from "../errors";
-import { fastJson, MAX_JSON_DEPTH, nestedDeeperThan, parseJson, toJson } from "../json";
+import {
+  fastJson,
+  MAX_JSON_DEPTH,
+  nestedDeeperThan,
+  parseJson,
+  skipValue,
+  skipWhitespace,
+  toJson,
+} from "../json";
 
 export type ResponseHeaders = Record<string, string>;
 
@@ -68,17 +76,87 @@ export function rpcIdentity(value: unknown): RpcIdentity {
 }
 
 /**
- * The echo of a request refused before or while it was parsed: from its parsed body, else from its text
- * when that is JSON, else `null`.
+ * The echo of a request refused before or while it was parsed: from its parsed body when it got that far,
+ * else read from its text (identityOfText), else `null`.
  */
 export function refusedIdentity(request: { text?: string; body?: unknown }): RpcIdentity {
-  let body = request.body;
-  if (body === undefined && request.text !== undefined && !nestedDeeperThan(request.text)) {
-    try {
-      body = parseJson(request.text);
-    } catch {}
+  if (request.body !== undefined) return rpcIdentity(request.body);
+  return request.text === undefined ? NO_IDENTITY : identityOfText(request.text);
+}
+
+const LBRACE = 123;
+const RBRACE = 125;
+const QUOTE = 34;
+const COLON = 58;
+const COMMA = 44;
+/** A key's text longer than this cannot name `id` or `jsonrpc`, even with every character escaped (\uXXXX). */
+const MAX_ENVELOPE_KEY_TEXT = 2 + 6 * "jsonrpc".length;
+
+/** The name of the key whose text (quotes included) is `text[from, to)`, when it may be `id` or `jsonrpc`. */
+function shortKey(text: string, from: number, to: number): string | undefined {
+  if (to - from > MAX_ENVELOPE_KEY_TEXT) return undefined;
+  const raw = text.slice(from + 1, to - 1);
+  return raw.includes("\\") ? (JSON.parse(text.slice(from, to)) as string) : raw;
+}
+
+/**
+ * The text of the last `id` and `jsonrpc` members (JSON.parse keeps the last of a name) of the object at
+ * `start`, checked with the rest of the text by json.ts's strict scanner, which builds nothing; throws
+ * SyntaxError where JSON.parse would.
+ */
+function envelopeTexts(text: string, start: number): { id?: string; jsonrpc?: string } {
+  const found: { id?: string; jsonrpc?: string } = {};
+  let i = skipWhitespace(text, start + 1);
+  if (text.charCodeAt(i) !== RBRACE) {
+    for (;;) {
+      if (text.charCodeAt(i) !== QUOTE) throw new SyntaxError(`expected a key at ${i}`);
+      const keyEnd = skipValue(text, i);
+      const key = shortKey(text, i, keyEnd);
+      i = skipWhitespace(text, keyEnd);
+      if (text.charCodeAt(i) !== COLON) throw new SyntaxError(`expected a colon at ${i}`);
+      const from = skipWhitespace(text, i + 1);
+      const end = skipValue(text, from);
+      if (key === "id" || key === "jsonrpc") found[key] = text.slice(from, end);
+      i = skipWhitespace(text, end);
+      if (text.charCodeAt(i) === RBRACE) break;
+      if (text.charCodeAt(i) !== COMMA) throw new SyntaxError(`expected a comma at ${i}`);
+      i = skipWhitespace(text, i + 1);
+    }
   }
-  return rpcIdentity(body);
+  if (skipWhitespace(text, i + 1) !== text.length) throw new SyntaxError("unexpected data after the value");
+  return found;
+}
+
+/** The echo of a `jsonrpc` member's text: a string but "2.0" as JSON writes it; anything else, unbuilt: "2.0". */
+function jsonrpcEcho(text: string | undefined): string {
+  if (text === undefined || text === DEFAULT_JSONRPC || text.charCodeAt(0) !== QUOTE) return DEFAULT_JSONRPC;
+  const value = JSON.parse(text) as string;
+  return value === "2.0" ? DEFAULT_JSONRPC : JSON.stringify(value);
+}
+
+/**
+ * The echo of a request read from its text, exactly as rpcIdentity gives it for the parsed text, without
+ * parsing the text: a refusal (401, 429, 413, a parse error) must not cost what parsing a large body would.
+ * Only a single request object has an id to echo; a batch (an array) or anything else echoes `null` unread.
+ * The id is echoed only when the whole text is valid JSON, as when it was parsed: a request broken past its
+ * id (in its params, say) echoes `null`. Nothing is built but the id and `jsonrpc` values, which the answer
+ * writes back as JSON writes them (`1.0` as 1, escapes resolved, integers past 2^53 exact).
+ */
+function identityOfText(text: string): RpcIdentity {
+  const start = skipWhitespace(text, 0);
+  // The scanner recurses into what it checks: nesting too deep to parse is not scanned either.
+  if (text.charCodeAt(start) !== LBRACE || nestedDeeperThan(text)) return NO_IDENTITY;
+  let found: { id?: string; jsonrpc?: string };
+  try {
+    found = envelopeTexts(text, start);
+  } catch {
+    return NO_IDENTITY;
+  }
+  return {
+    jsonrpc: jsonrpcEcho(found.jsonrpc),
+    // Inside a list, so parseJson keeps an integer past 2^53 exact as it does anywhere in a body.
+    id: found.id === undefined ? "0" : (fastJson((parseJson(`[${found.id}]`) as unknown[])[0]) ?? "null"),
+  };
 }
 
 /** A JSON-RPC error response. */

@@ -13,8 +13,7 @@ import { hashKey, type KeySource } from "../db/apiKeys";
 import { UnauthorizedError } from "../errors";
 import type { Logger } from "../log";
 
-/** How often database keys are reloaded, and how soon an unknown key may force a reload. */
-const KEY_REFRESH_MS = 30_000;
+/** How soon after a reading of the keys an unknown key may make them be read again. */
 const UNKNOWN_KEY_REFRESH_MS = 2_000;
 
 export interface Auth {
@@ -22,23 +21,44 @@ export interface Auth {
   readonly open: boolean;
   /** The caller; a Promise only when an unknown key makes it reload the database's keys. */
   authenticate(request: Request): Caller | Promise<Caller>;
+  /**
+   * A caller authenticated earlier (a WebSocket's, at its upgrade) as the keys say now: the same object
+   * while nothing changed, a new one when its rate did, undefined once its key is revoked or, for a caller
+   * without a key, once the service requires keys.
+   */
+  recheck(caller: Caller): Caller | undefined;
+  /** Called after every reading of the database's keys (revocations, new keys and rates take effect). */
+  onReload(listener: () => void): void;
   stop(): void;
 }
 
-/** The key a request carries: query `api_key`, header `x-api-key` or header `api_key`. */
+/** The headers that may carry a key, besides the query's `api_key`. */
+const KEY_HEADERS = ["x-api-key", "api_key"] as const;
+
+/**
+ * The key a request carries: query `api_key`, header `x-api-key` or header `api_key`. Every value counts:
+ * a query parameter given twice, and a header sent twice, which Bun hands over as one value joined by ", "
+ * (RFC 9110 §5.3). No key holds a comma (API_KEYS is a comma-separated list; `npm run keys` makes base64url
+ * keys), so a comma in a header only ever joins values. Two different keys are refused, wherever they are;
+ * the same key repeated is one key.
+ */
 export function requestKey(request: Request): string | undefined {
   const url = request.url;
   const q = url.indexOf("?");
-  const fromQuery = q >= 0 ? new URLSearchParams(url.slice(q + 1)).get("api_key") : null;
-  const fromHeader = request.headers.get("x-api-key");
-  const fromAltHeader = request.headers.get("api_key");
   let key: string | undefined;
-  for (const candidate of [fromQuery, fromHeader, fromAltHeader]) {
-    if (candidate === null || candidate === "") continue;
+  const take = (candidate: string) => {
+    if (candidate === "") return;
     if (key !== undefined && key !== candidate) {
       throw new UnauthorizedError("the request carries two different API keys; send one");
     }
     key = candidate;
+  };
+  if (q >= 0) for (const value of new URLSearchParams(url.slice(q + 1)).getAll("api_key")) take(value);
+  for (const name of KEY_HEADERS) {
+    const value = request.headers.get(name);
+    if (value === null) continue;
+    if (value.includes(",")) for (const part of value.split(",")) take(part.trim());
+    else take(value);
   }
   return key;
 }
@@ -50,6 +70,8 @@ export async function createAuth(options: {
   /** The rate of every caller with no rate of its own. */
   defaultRate?: Rate;
   keySource?: KeySource;
+  /** How often the database's keys are read again (KEYS_REFRESH_MS). */
+  refreshMs: number;
   log: Logger;
 }): Promise<Auth> {
   const { keySource, log, defaultRate } = options;
@@ -58,6 +80,7 @@ export async function createAuth(options: {
   let stored = new Map<string, Rate | undefined>();
   let loadedAt = 0;
   let loading: Promise<void> | undefined;
+  const reloadListeners: (() => void)[] = [];
 
   async function reload(): Promise<void> {
     if (!keySource) return;
@@ -66,6 +89,13 @@ export async function createAuth(options: {
       .then((keys) => {
         stored = new Map(keys.map((k) => [k.hash, k.rate ?? defaultRate]));
         loadedAt = Date.now();
+        for (const listener of reloadListeners) {
+          try {
+            listener();
+          } catch (error) {
+            log.error("a key reload listener failed", { error });
+          }
+        }
       })
       .catch((error) => log.warn("could not load API keys from the database", { error }))
       .finally(() => {
@@ -86,7 +116,7 @@ export async function createAuth(options: {
     }
   }
   let open = configured.size === 0 && stored.size === 0;
-  const timer = keySource ? setInterval(reload, KEY_REFRESH_MS) : undefined;
+  const timer = keySource ? setInterval(reload, options.refreshMs) : undefined;
   timer?.unref?.();
 
   const isOpen = () => {
@@ -98,11 +128,10 @@ export async function createAuth(options: {
   };
   const anonymous: Caller = { key: null, keyHash: null, rate: defaultRate };
   const known = (hash: string) => configured.has(hash) || stored.has(hash);
-  const caller = (key: string, hash: string): Caller => ({
-    key,
-    keyHash: hash,
-    rate: configured.has(hash) ? configured.get(hash) : stored.get(hash),
-  });
+  const rateOf = (hash: string) => (configured.has(hash) ? configured.get(hash) : stored.get(hash));
+  const caller = (key: string, hash: string): Caller => ({ key, keyHash: hash, rate: rateOf(hash) });
+  const sameRate = (a: Rate | undefined, b: Rate | undefined) =>
+    a === b || (a !== undefined && b !== undefined && a.perSecond === b.perSecond && a.burst === b.burst);
 
   return {
     get open() {
@@ -127,6 +156,13 @@ export async function createAuth(options: {
       }
       throw new UnauthorizedError("invalid API key");
     },
+    recheck(given) {
+      if (given.keyHash === null) return isOpen() ? given : undefined;
+      if (!known(given.keyHash)) return undefined;
+      const rate = rateOf(given.keyHash);
+      return sameRate(rate, given.rate) ? given : { ...given, rate };
+    },
+    onReload: (listener) => void reloadListeners.push(listener),
     stop() {
       if (timer) clearInterval(timer);
     },

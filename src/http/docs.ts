@@ -7,16 +7,21 @@ import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { OperationTable } from "../operations/table";
 import { ErrorDetail, HTTPValidationError } from "../schemas";
+import { json } from "./answer";
 import type { RouteSpec } from "./routes";
 import { StreamBody, type StreamSpec } from "./stream";
 
 export const API_VERSION = "0.1.0";
 
-const ASSETS: Record<string, string> = {
-  "swagger-ui.css": "text/css; charset=utf-8",
-  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "favicon-32x32.png": "image/png",
-};
+/**
+ * The files served under /swagger/assets, by name, with their content types. A Map: the name comes from the
+ * path, and a plain object would answer `constructor` or `__proto__` with what it inherits.
+ */
+const ASSETS = new Map([
+  ["swagger-ui.css", "text/css; charset=utf-8"],
+  ["swagger-ui-bundle.js", "text/javascript; charset=utf-8"],
+  ["favicon-32x32.png", "image/png"],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -279,8 +284,8 @@ export function docsRoutes(document: unknown) {
       () => new Response(documentJson, { headers: { "content-type": "application/json" } }),
     )
     .get("/swagger/assets/:file", ({ params }) => {
-      const type = ASSETS[params.file];
-      if (!type) return new Response(JSON.stringify({ detail: "Not Found" }), { status: 404 });
+      const type = ASSETS.get(params.file);
+      if (!type) return json({ detail: "Not Found" }, 404);
       return new Response(Bun.file(join(assetDir, params.file)), {
         headers: { "content-type": type, "cache-control": "public, max-age=86400" },
       });

@@ -21,7 +21,7 @@ import {
   toServiceError,
 } from "../errors";
 import type { Logger } from "../log";
-import type { Metrics } from "../metrics";
+import type { Metrics, RefusalReason } from "../metrics";
 import { jsonHeaders, parseBody, type Transport } from "./answer";
 import type { Auth } from "./auth";
 import type { RateLimiter } from "./rateLimit";
@@ -29,7 +29,7 @@ import type { RateLimiter } from "./rateLimit";
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 /** Why a body was refused, for /metrics: not JSON, nested too deep, or not what the route takes. */
-function refusalOf(error: RequestValidationError): "malformed" | "too_deep" | "invalid" {
+function refusalOf(error: RequestValidationError): RefusalReason {
   const type = error.issues[0]?.type;
   return type === "json_invalid" || type === "missing"
     ? "malformed"
@@ -94,6 +94,10 @@ export interface Guard {
   message<I, A>(steps: Steps<I, A>, session: Session, text: string, requestId: string): Promise<A>;
   /** The caller of an HTTP request (a WebSocket's upgrade), and its rate-limit bucket. */
   authenticate(request: Request, server: Server<unknown>): Session | Promise<Session>;
+  /** A caller authenticated earlier, as the keys say now (http/auth.ts `recheck`); undefined: no longer. */
+  recheck(caller: Caller): Caller | undefined;
+  /** Called after every reading of the database's keys. */
+  onKeysReloaded(listener: () => void): void;
   /** A new request id: the caller's `x-request-id` when sane. */
   requestId(request?: Request): string;
 }
@@ -204,6 +208,8 @@ export function createGuard(options: {
   return {
     requestId,
     authenticate,
+    recheck: (caller) => auth.recheck(caller),
+    onKeysReloaded: (listener) => auth.onReload(listener),
 
     route(spec) {
       const steps: Steps<unknown, Response> = {

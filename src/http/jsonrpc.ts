@@ -19,7 +19,7 @@ import {
   toServiceError,
   type ValidationIssue,
 } from "../errors";
-import { joinParts, MAX_JSON_DEPTH, nestedDeeperThan, type RawJson } from "../json";
+import { joinParts, MAX_JSON_DEPTH, nestedDeeperThan, partsText, type RawJson } from "../json";
 import type { Logger } from "../log";
 import { type Metrics, outcomeLabel } from "../metrics";
 import type { Operation, OperationResult } from "../operations/operation";
@@ -122,6 +122,16 @@ export interface RpcPlan {
   options: AnswerOptions;
 }
 
+/** What a batch's answer built as one text may hold (a WebSocket's: what its unsent data leaves). */
+export interface TextBudget {
+  /** False once the text would go nowhere (the connection is closing): the batch stops. */
+  live(): boolean;
+  /** Takes `chars` more; throws (an AnswerTooLargeError) when they do not fit; may end `live`. */
+  take(chars: number): void;
+  /** Gives back what `take` took, once the text is sent or dropped. */
+  release(chars: number): void;
+}
+
 /**
  * A batch longer than this is streamed: its answers are written in order as they come, with at most this
  * many calls running (and held) at once, so a batch of any length holds bounded memory.
@@ -146,6 +156,12 @@ export interface JsonRpc {
    */
   planText(text: string, options?: AnswerOptions): RpcPlan | undefined;
   answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer>;
+  /**
+   * The answer as one text, for a transport that sends whole messages (a WebSocket). A batch runs as a
+   * streamed one does (at most STREAMED_BATCH_WINDOW calls at once) and its answers are appended in order as
+   * they come, each charged to `budget`; undefined when the budget says the text would go nowhere.
+   */
+  answerText(plan: RpcPlan, requestId: string, budget: TextBudget): string | Promise<string | undefined>;
   /** A batch's answer as a stream of its JSON, in order (see STREAMED_BATCH_WINDOW). */
   stream(plan: RpcPlan, requestId: string): ReadableStream<Uint8Array>;
 }
@@ -284,7 +300,66 @@ export function createJsonRpc(options: {
     }
   }
 
+  function answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer> {
+    const { transport } = plan.options;
+    if (!plan.batch) {
+      const one = run(plan.calls[0]!, requestId, transport);
+      return one instanceof Promise ? one.then(single) : single(one);
+    }
+    if (plan.calls.length === 0) {
+      const error = new InvalidRequestError("invalid request: empty batch");
+      return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
+    }
+    return Promise.all(plan.calls.map((call) => run(call, requestId, transport))).then((answers) => {
+      const parts: RawJson[] = ["["];
+      for (let i = 0; i < answers.length; i++) {
+        if (i > 0) parts.push(",");
+        for (const part of answers[i]!.parts) parts.push(part);
+      }
+      parts.push("]");
+      return combine(answers, parts);
+    });
+  }
+
+  /** A batch's answer text, in order, with at most STREAMED_BATCH_WINDOW calls running at once. */
+  async function batchText(
+    plan: RpcPlan,
+    requestId: string,
+    budget: TextBudget,
+  ): Promise<string | undefined> {
+    const { calls, options } = plan;
+    const running: (Answer | Promise<Answer>)[] = [];
+    let next = 0;
+    let text = "[";
+    let taken = 0;
+    try {
+      for (let i = 0; i < calls.length; i++) {
+        while (running.length < STREAMED_BATCH_WINDOW && next < calls.length) {
+          running.push(run(calls[next++]!, requestId, options.transport));
+        }
+        const head = running.shift()!;
+        const answer = head instanceof Promise ? await head : head;
+        const part = i === 0 ? partsText(answer.parts) : `,${partsText(answer.parts)}`;
+        budget.take(part.length);
+        taken += part.length;
+        if (!budget.live()) return undefined;
+        text += part;
+      }
+      return `${text}]`;
+    } finally {
+      budget.release(taken);
+    }
+  }
+
   return {
+    answerText(plan, requestId, budget) {
+      if (plan.batch && plan.calls.length > 0) return batchText(plan, requestId, budget);
+      const answered = answer(plan, requestId);
+      return answered instanceof Promise
+        ? answered.then((a) => partsText(a.parts))
+        : partsText(answered.parts);
+    },
+
     stream(plan, requestId) {
       const { calls, options } = plan;
       const running: (Answer | Promise<Answer>)[] = [];
@@ -384,26 +459,7 @@ export function createJsonRpc(options: {
         : { batch: false, calls, cost: costOf(calls[0]!), options: answerOptions };
     },
 
-    answer(plan, requestId) {
-      const { transport } = plan.options;
-      if (!plan.batch) {
-        const answer = run(plan.calls[0]!, requestId, transport);
-        return answer instanceof Promise ? answer.then(single) : single(answer);
-      }
-      if (plan.calls.length === 0) {
-        const error = new InvalidRequestError("invalid request: empty batch");
-        return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
-      }
-      return Promise.all(plan.calls.map((call) => run(call, requestId, transport))).then((answers) => {
-        const parts: RawJson[] = ["["];
-        for (let i = 0; i < answers.length; i++) {
-          if (i > 0) parts.push(",");
-          for (const part of answers[i]!.parts) parts.push(part);
-        }
-        parts.push("]");
-        return combine(answers, parts);
-      });
-    },
+    answer,
   };
 }
 

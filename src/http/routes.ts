@@ -19,8 +19,12 @@ export interface RouteSpec {
   response: TSchema;
   /** Status codes other than 200 and 422 the route may answer, for the document. */
   errors?: Record<number, string>;
-  /** The answer as a value, or as a stream of JSON text for answers too large to hold whole. */
-  handle(body: any, caller: Caller): Promise<unknown> | ReadableStream<Uint8Array>;
+  /**
+   * The answer as a value, or as a stream of JSON text for answers too large to hold whole. A stream is
+   * handed over once its first part is read: a failure before that is an ordinary error answer, where one
+   * after the status line is sent can only end the stream.
+   */
+  handle(body: any, caller: Caller): Promise<unknown>;
 }
 
 export function specRoutes(options: {
@@ -40,10 +44,10 @@ export function specRoutes(options: {
         return { input: body, cost: 1 };
       },
       async run(body, { caller, requestId }) {
-        const answer = route.handle(body, caller);
+        const answer = await route.handle(body, caller);
         if (answer instanceof ReadableStream)
           return new Response(answer, { headers: jsonHeaders(requestId) });
-        return json(await answer, 200, jsonHeaders(requestId));
+        return json(answer, 200, jsonHeaders(requestId));
       },
     });
     out[route.path] = { ...out[route.path], [route.method]: handler };

@@ -45,9 +45,11 @@ const PARAMS = 8;
 
 /**
  * Index just past the string at `start` when it holds no escape, no control character and no surrogate (its
- * text is then its value, and JSON.stringify writes it back the same); -1 otherwise.
+ * text is then its value, and JSON.stringify writes it back the same); -1 otherwise, and for anything at
+ * `start` but a quote: a value that only ends like a string (`Xeth_chainId"`, `[1,{2:3}]"`) is not JSON.
  */
 function plainStringEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== QUOTE) return -1;
   for (let i = start + 1; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) return i + 1;
@@ -102,7 +104,6 @@ function readCall(text: string, start: number): { call: CallText; end: number } 
   let jsonrpc = JSONRPC_2;
   let id = NO_ID;
   for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
     const keyEnd = plainStringEnd(text, i);
     if (keyEnd < 0) return undefined;
     const member = memberOf(text, i, keyEnd);

@@ -222,6 +222,8 @@ export function createStatus(deps: StatusDeps) {
       { operation: string; perSecond: number; lastMinute: Record<string, number> }
     >();
     for (const [key, value] of now.requests) {
+      // Series made at 0 at start (metrics.ts, zeroKnownSeries): an operation never answered is no row.
+      if (value === 0) continue;
       const [operation, outcome] = key.split("\t") as [string, string];
       let row = operations.get(operation);
       if (!row) {

@@ -6,6 +6,16 @@ import type { RouteSpec } from "./routes";
 
 const TAG = "watch_filters";
 const Filters = (item: typeof FilterInfo | typeof FilterResult) => T.Object({ filters: T.Array(item) });
+/** The list, and the `error` member that ends one cut short once its answer began (docs/interface.md §5.2). */
+const AllFilters = T.Object({
+  filters: T.Array(FilterInfo),
+  error: T.Optional(
+    T.Object(
+      { detail: T.String() },
+      { description: "Present only when the list is incomplete: a failure after the answer began" },
+    ),
+  ),
+});
 const CheckBody = T.Object({
   block_number: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   offset: T.Optional(T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
@@ -80,7 +90,7 @@ export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
       tag: TAG,
       summary: "All of the caller's filters.",
       body: null,
-      response: Filters(FilterInfo),
+      response: AllFilters,
       handle: (_body, caller) => watch.all(caller),
     },
   ];

@@ -14,11 +14,12 @@ const DEFAULT_LIMIT = 50;
 /** PostgreSQL's bigint: block numbers above it select nothing more. */
 const MAX_DB_BLOCK = 2n ** 63n - 1n;
 
-const KIND: Record<string, TransferKind> = {
-  trx: TransferKind.trx,
-  erc20transfer: TransferKind.erc20,
-  erc721transfer: TransferKind.erc721,
-};
+/** By the body's `transferType`: a Map, so no name a caller sends reaches what a plain object inherits. */
+const KIND = new Map<string, TransferKind>([
+  ["trx", TransferKind.trx],
+  ["erc20transfer", TransferKind.erc20],
+  ["erc721transfer", TransferKind.erc721],
+]);
 const TYPE_NAME = ["trx", "erc20transfer", "erc721transfer"] as const;
 
 interface TransferBody {
@@ -92,7 +93,7 @@ export function createTransferOperations(options: {
     const query: TransferQuery = {
       addresses: lowerList(body.addresses),
       direction: body.transferDirection ?? undefined,
-      kind: body.transferType ? KIND[body.transferType] : undefined,
+      kind: body.transferType ? KIND.get(body.transferType) : undefined,
       contracts: lowerList(body.contractAddresses),
       fromBlock: await resolve(body.fromBlock, 0n, lastIndexed),
       toBlock: await resolve(body.toBlock, MAX_DB_BLOCK, lastIndexed),

@@ -17,7 +17,13 @@ import type { BlockHeader } from "../chain/blockHeader";
 import { quantity } from "../chain/blockRef";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainChange, ChainHead } from "../engine/head";
-import { InvalidParamsError, MethodNotFoundError, RateLimitedError, type ServiceError } from "../errors";
+import {
+  InvalidParamsError,
+  MethodNotFoundError,
+  RateLimitedError,
+  type ServiceError,
+  UpstreamUnavailableError,
+} from "../errors";
 import { toJson } from "../json";
 import type { Logger } from "../log";
 import type { SocketSubscription } from "../upstream/socket";
@@ -85,6 +91,8 @@ interface Subscription {
   filter?: LogFilter;
   /** watch_filters: the group it belongs to. */
   group?: WatchGroup;
+  /** Ended (unsubscribed, or its subscriber dropped), possibly while it was still being set up. */
+  removed?: boolean;
 }
 
 interface StoredLog {
@@ -99,8 +107,9 @@ interface WatchGroup {
   caller: Caller;
   version: "v1" | "v2";
   members: Set<Subscription>;
-  /** The last block whose results were sent. */
-  lastSent: bigint;
+  /** The last block whose results were sent; undefined until `ready` has read where to start. */
+  lastSent: bigint | undefined;
+  ready: Promise<void>;
 }
 
 const HEX_ID_BYTES = 16;
@@ -187,7 +196,8 @@ export function createSubscriptions(options: {
   /** The logs of recent canonical blocks, by block hash, in the order they were processed. */
   const blockLogs = new Map<string, StoredLog[]>();
   let logWork: Promise<void> = Promise.resolve();
-  let pending: SocketSubscription | undefined;
+  /** The one upstream newPendingTransactions subscription, and its confirmation every subscriber waits for. */
+  let pending: { subscription: SocketSubscription; ready: Promise<void> } | undefined;
   const watchGroups = new Map<string, WatchGroup>();
   let watchTimer: ReturnType<typeof setInterval> | undefined;
   let watching: Promise<void> | undefined;
@@ -272,22 +282,28 @@ export function createSubscriptions(options: {
 
   // --- newPendingTransactions: one upstream subscription for everyone --------------------------------
 
-  async function startPending(): Promise<void> {
-    if (pending) return;
+  /** Starts the upstream subscription, or joins the one starting; rejects with -32601 when none is had. */
+  function startPending(): Promise<void> {
+    if (pending) return pending.ready;
     const subscription = options.upstreamSubscribe(["newPendingTransactions"], (hash) => {
       for (const s of ofKind.newPendingTransactions) deliver("newPendingTransactions", s, hash);
     });
     if (!subscription)
-      throw new MethodNotFoundError("newPendingTransactions (no upstream WebSocket is live)");
-    pending = subscription;
-    try {
-      await subscription.ready;
-    } catch (error) {
-      pending = undefined;
-      subscription.unsubscribe();
-      const reason = (error as ServiceError).message;
-      throw new MethodNotFoundError(`newPendingTransactions (the upstream refused it: ${reason})`);
-    }
+      return Promise.reject(
+        new MethodNotFoundError("newPendingTransactions (no upstream WebSocket is live)"),
+      );
+    const started = {
+      subscription,
+      ready: subscription.ready.catch((error: unknown) => {
+        // Its subscribers may all have gone (and stopped it) meanwhile, and another started since.
+        if (pending === started) pending = undefined;
+        subscription.unsubscribe();
+        const reason = (error as ServiceError).message;
+        throw new MethodNotFoundError(`newPendingTransactions (the upstream refused it: ${reason})`);
+      }),
+    };
+    pending = started;
+    return started.ready;
   }
 
   // --- watch_filters: the processed blocks of each (key, version) group ------------------------------
@@ -312,9 +328,11 @@ export function createSubscriptions(options: {
   }
 
   async function sendProcessed(group: WatchGroup, last: bigint): Promise<void> {
-    const end =
-      last - group.lastSent > WATCH_BLOCKS_PER_PASS ? group.lastSent + BigInt(WATCH_BLOCKS_PER_PASS) : last;
-    for (let block = group.lastSent + 1n; block <= end && group.members.size > 0; block++) {
+    // A group still reading where it starts is sent from there once it knows.
+    const from = group.lastSent;
+    if (from === undefined) return;
+    const end = last - from > WATCH_BLOCKS_PER_PASS ? from + BigInt(WATCH_BLOCKS_PER_PASS) : last;
+    for (let block = from + 1n; block <= end && group.members.size > 0; block++) {
       const results = await watch.results(group.caller, Number(block), group.version);
       for (const result of results) {
         const text = toJson(result);
@@ -338,40 +356,76 @@ export function createSubscriptions(options: {
     return version;
   }
 
-  async function joinWatch(subscription: Subscription, version: "v1" | "v2"): Promise<void> {
+  /**
+   * The subscription joins its (key, version) group, made here, at once, when it is the first: concurrent
+   * first subscriptions of one key share one group, which its last member's leaving ends.
+   */
+  function joinWatch(subscription: Subscription, version: "v1" | "v2"): Promise<void> {
     const { caller } = subscription.subscriber;
     const key = `${caller.keyHash ?? ""}\u0000${version}`;
     let group = watchGroups.get(key);
     if (!group) {
-      // Notifications start with the block after the last one processed now.
-      group = { key, caller, version, members: new Set(), lastSent: await watch.lastBlockNumber() };
+      const made: WatchGroup = {
+        key,
+        caller,
+        version,
+        members: new Set(),
+        lastSent: undefined,
+        // Notifications start with the block after the last one processed now.
+        ready: watch.lastBlockNumber().then((last) => {
+          made.lastSent = last;
+        }),
+      };
+      group = made;
       watchGroups.set(key, group);
     }
     group.members.add(subscription);
     subscription.group = group;
     watchTimer ??= setInterval(pumpWatch, WATCH_POLL_MS);
+    return group.ready;
   }
 
   // --- bookkeeping -----------------------------------------------------------------------------------
 
+  function add(subscription: Subscription) {
+    byId.set(subscription.id, subscription);
+    let own = bySubscriber.get(subscription.subscriber);
+    if (!own) {
+      own = new Set();
+      bySubscriber.set(subscription.subscriber, own);
+    }
+    own.add(subscription);
+    ofKind[subscription.kind].add(subscription);
+    events?.changed?.(subscription.kind, 1);
+  }
+
   function remove(subscription: Subscription) {
+    if (subscription.removed) return;
+    subscription.removed = true;
     byId.delete(subscription.id);
     bySubscriber.get(subscription.subscriber)?.delete(subscription);
     ofKind[subscription.kind].delete(subscription);
     events?.changed?.(subscription.kind, -1);
     if (subscription.kind === "newPendingTransactions" && ofKind.newPendingTransactions.size === 0) {
-      pending?.unsubscribe();
+      pending?.subscription.unsubscribe();
       pending = undefined;
     }
     const group = subscription.group;
     if (group) {
       group.members.delete(subscription);
-      if (group.members.size === 0) watchGroups.delete(group.key);
+      if (group.members.size === 0 && watchGroups.get(group.key) === group) watchGroups.delete(group.key);
       if (watchGroups.size === 0 && watchTimer !== undefined) {
         clearInterval(watchTimer);
         watchTimer = undefined;
       }
     }
+  }
+
+  /** What a subscription waits for before it is live: where its watch group starts, the upstream's yes. */
+  function setUp(subscription: Subscription, options_: unknown): Promise<void> | undefined {
+    if (subscription.kind === "watch_filters") return joinWatch(subscription, watchVersion(options_));
+    if (subscription.kind === "newPendingTransactions") return startPending();
+    return undefined;
   }
 
   return {
@@ -389,23 +443,23 @@ export function createSubscriptions(options: {
       else if (kind === "watch_filters") watchVersion(options_);
       else if (options_ !== undefined)
         throw new InvalidParamsError(`invalid params: ${kind} takes no options`);
+      if (stopped) throw new UpstreamUnavailableError("the service is shutting down");
       if ((bySubscriber.get(subscriber)?.size ?? 0) >= max) {
         throw new RateLimitedError(
           `this socket holds ${max} subscriptions, the most it may (WS_MAX_SUBSCRIPTIONS)`,
           1,
         );
       }
-      if (kind === "watch_filters") await joinWatch(subscription, watchVersion(options_));
-      if (kind === "newPendingTransactions") await startPending();
-      byId.set(subscription.id, subscription);
-      let own = bySubscriber.get(subscriber);
-      if (!own) {
-        own = new Set();
-        bySubscriber.set(subscriber, own);
+      // Held from here, before anything is awaited: the subscriber's other calls (a batch's run at once)
+      // count it, and a drop while it is being set up ends it.
+      add(subscription);
+      try {
+        await setUp(subscription, options_);
+      } catch (error) {
+        remove(subscription);
+        throw error;
       }
-      own.add(subscription);
-      ofKind[subscription.kind].add(subscription);
-      events?.changed?.(subscription.kind, 1);
+      if (subscription.removed) throw new UpstreamUnavailableError("the connection closed");
       return subscription.id;
     },
     unsubscribe(subscriber, id) {
@@ -426,9 +480,9 @@ export function createSubscriptions(options: {
       stopped = true;
       if (watchTimer !== undefined) clearInterval(watchTimer);
       watchTimer = undefined;
-      pending?.unsubscribe();
-      pending = undefined;
       for (const subscription of [...byId.values()]) remove(subscription);
+      pending?.subscription.unsubscribe();
+      pending = undefined;
     },
   };
 }

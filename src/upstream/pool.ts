@@ -6,6 +6,13 @@
  * is remembered as lacking it (until it reconnects) and the call moves on; when every healthy upstream
  * lacks it, that answer is the call's. The node's other answers, errors included, are final. Every call
  * ends within the deadline.
+ *
+ * A call's failures on one upstream count once against its circuit, however many times it asks it: one bad
+ * moment of the only upstream must not open it. When every circuit is open, a call probes the upstream that
+ * failed least recently (as the background probe does: chain id, latest block) and, if it answers, goes
+ * there, rather than being refused for the cooldown. Such a probe is shared by the calls that arrive while it
+ * runs, and one that fails holds further ones back for UPSTREAM_COOLDOWN_MS (upstream.ts): a dead upstream
+ * sees one probe a cooldown from the calls, whatever their number, and those calls fail at once.
  */
 
 import type { BlockHeader } from "../chain/blockHeader";
@@ -28,6 +35,8 @@ const BACKOFF_MAX_MS = 1_000;
 const EXTRA_ATTEMPTS = 2;
 /** The shortest hedging delay: below it, a second upstream would be asked for most calls. */
 const MIN_HEDGE_MS = 50;
+/** Nothing tried yet: a pass over every upstream again. */
+const NONE: ReadonlySet<never> = new Set();
 
 /**
  * Of two failures of one call, the one its caller is told: a timeout (some node was asked and kept
@@ -168,13 +177,13 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
   const polling = new Map<Upstream, Promise<void>>();
   /**
    * One poll of an upstream at a time. `fresh`: the poll must start after the call (a write has just been
-   * answered), so one in flight is waited for and another made.
+   * answered), so one in flight is waited for and another made. `fallback`: a call's probe (upstream.ts).
    */
-  function poll(upstream: Upstream, fresh: boolean): Promise<void> {
+  function poll(upstream: Upstream, fresh: boolean, fallback = false): Promise<void> {
     const running = polling.get(upstream);
     if (running && !fresh) return running;
     const next = (running ?? Promise.resolve()).then(async () => {
-      await upstream.poll();
+      await upstream.poll(fallback);
     });
     polling.set(upstream, next);
     void next.finally(() => {
@@ -188,22 +197,56 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
   }, options.headPollMs);
 
   /**
-   * The first healthy upstream not yet tried, not lacking `feature`, that has reached minBlock (or the
-   * first such one behind it).
+   * The first healthy upstream (in `order`) not yet tried, not lacking `feature`, that has reached minBlock
+   * (or the first such one behind it).
    */
   function pick(
     minBlock: bigint | undefined,
-    tried: Set<Upstream>,
+    tried: { has(u: Upstream): boolean },
     feature: string,
     reached = false,
+    order: readonly Upstream[] = upstreams,
   ): Upstream | undefined {
     let fallback: Upstream | undefined;
-    for (const u of upstreams) {
+    for (const u of order) {
       if (u.state !== "closed" || !u.usable || tried.has(u) || u.lacks(feature)) continue;
       if (minBlock === undefined || u.head === null || u.head >= minBlock) return u;
       if (!reached) fallback ??= u;
     }
     return fallback;
+  }
+
+  /**
+   * Every healthy upstream was tried by this call: the one it asked least recently, so its retries go round
+   * them rather than back to the first each time (one call's failures alone no longer open a circuit).
+   */
+  function pickAgain(
+    minBlock: bigint | undefined,
+    tried: ReadonlyMap<Upstream, number>,
+    feature: string,
+    reached: boolean | undefined,
+  ): Upstream | undefined {
+    const order = [...upstreams].sort((a, b) => (tried.get(a) ?? -1) - (tried.get(b) ?? -1));
+    return pick(minBlock, NONE, feature, reached, order);
+  }
+
+  /**
+   * Every circuit open: probes the one that failed least recently among those not probed by this call yet
+   * (and not held back by a failed probe), waiting at most until the call's deadline. False when there was
+   * none to probe; else the call looks again (the probe may have closed its circuit).
+   */
+  async function probeFallback(probed: Set<Upstream>, feature: string, deadline: number): Promise<boolean> {
+    const now = Date.now();
+    let oldest: Upstream | undefined;
+    for (const u of upstreams) {
+      if (probed.has(u) || !u.fallbackDue(now) || u.lacks(feature)) continue;
+      if (oldest === undefined || u.failedAt < oldest.failedAt) oldest = u;
+    }
+    if (!oldest || deadline - now <= 0) return false;
+    probed.add(oldest);
+    const probe = poll(oldest, false, true);
+    await withTimeout(probe, deadline - now, () => new Error("deadline")).catch(() => {});
+    return true;
   }
 
   /** What the first healthy upstream said when every healthy one lacks `feature`. */
@@ -227,6 +270,8 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     deadline: number;
     /** Another upstream to hedge with, when there is one. */
     hedge?: () => Upstream | undefined;
+    /** The upstreams whose failure this call has counted already. */
+    counted: Set<Upstream>;
   }
 
   type Result =
@@ -235,6 +280,15 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
     | { kind: "final"; error: ServiceError }
     /** Worth asking another upstream. */
     | { kind: "retry"; error: ServiceError };
+
+  /** A call's first failure on an upstream counts against its circuit; its later ones there do not. */
+  function countFailure(upstream: Upstream, a: Attempt, error: ServiceError) {
+    const unreachable = error instanceof UpstreamUnavailableError && error.reason === "unreachable";
+    // A refused connection still opens the circuit at once.
+    if (a.counted.has(upstream) && !unreachable) return;
+    a.counted.add(upstream);
+    upstream.recordFailure(error);
+  }
 
   /**
    * One upstream asked once, within UPSTREAM_TIMEOUT_MS (and the call's deadline), the time it waits in
@@ -270,14 +324,14 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         events?.attempt?.(upstream.name, method, "node_error");
         return { kind: "final", error: outcome.error };
       }
-      upstream.recordFailure(outcome.error);
+      countFailure(upstream, a, outcome.error);
       events?.attempt?.(upstream.name, method, "retry");
       return { kind: "retry", error: outcome.error };
     } catch (error) {
       const e = toServiceError(error);
       if (!e.retryable) return { kind: "final", error: e };
       // A full queue of ours is no fault of the node's.
-      if (!(e instanceof UpstreamUnavailableError && e.reason === "saturated")) upstream.recordFailure(e);
+      if (!(e instanceof UpstreamUnavailableError && e.reason === "saturated")) countFailure(upstream, a, e);
       events?.attempt?.(upstream.name, method, "error");
       log.debug("upstream attempt failed", { upstream: upstream.name, method, error: e.message });
       return { kind: "retry", error: e };
@@ -352,7 +406,12 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       const { minBlock } = callOptions;
       const feature = callOptions.feature ?? method;
       const deadline = Date.now() + options.deadlineMs;
-      const tried = new Set<Upstream>();
+      /** Each upstream this call asked, with when (how many asks came before its last). */
+      const tried = new Map<Upstream, number>();
+      let asks = 0;
+      const ask = (u: Upstream) => void tried.set(u, asks++);
+      const probed = new Set<Upstream>();
+      const counted = new Set<Upstream>();
       const maxAttempts = upstreams.length + EXTRA_ATTEMPTS;
       let last: ServiceError | undefined;
       for (let attempt = 0; attempt < maxAttempts; attempt++) {
@@ -360,22 +419,26 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         if (lacked) throw lacked;
         let upstream = pick(minBlock, tried, feature, callOptions.reached);
         if (!upstream) {
-          // Every healthy upstream was tried: back off, then ask the best one again.
-          upstream = pick(minBlock, new Set(), feature, callOptions.reached);
-          if (!upstream) break;
+          // Every healthy upstream was tried: back off, then ask the one this call asked least recently.
+          upstream = pickAgain(minBlock, tried, feature, callOptions.reached);
+          if (!upstream) {
+            // None healthy: probe one rather than refuse (each at most once a call).
+            if (await probeFallback(probed, feature, deadline)) continue;
+            break;
+          }
           const wait = Math.min(BACKOFF_BASE_MS * 2 ** attempt, BACKOFF_MAX_MS, deadline - Date.now());
           if (wait <= 0) break;
           await Bun.sleep(wait * (0.5 + Math.random() / 2));
           if (upstream.state !== "closed") continue;
         }
-        tried.add(upstream);
+        ask(upstream);
         if (deadline - Date.now() <= 0) break;
         const hedge =
           callOptions.hedge === false
             ? undefined
             : () => {
                 const next = pick(minBlock, tried, feature, callOptions.reached);
-                if (next) tried.add(next);
+                if (next) ask(next);
                 return next;
               };
         const result = await race(upstream, {
@@ -386,6 +449,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
           callOptions,
           deadline,
           hedge,
+          counted,
         });
         if (result.kind === "ok") return result.answer;
         if (result.kind === "final") throw result.error;

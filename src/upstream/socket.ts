@@ -115,6 +115,14 @@ export function createUpstreamSocket(options: {
     socket.send(JSON.stringify({ jsonrpc: "2.0", id, method: "eth_subscribe", params: entry.params }));
   }
 
+  function unsubscribeOnNode(nodeId: string) {
+    byNodeId.delete(nodeId);
+    if (socket?.readyState !== WebSocket.OPEN) return;
+    socket.send(
+      JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "eth_unsubscribe", params: [nodeId] }),
+    );
+  }
+
   function onMessage(text: string) {
     let message: {
       id?: number;
@@ -159,8 +167,12 @@ export function createUpstreamSocket(options: {
     requests.delete(message.id);
     if (!entry) return;
     if (typeof message.result === "string") {
-      entry.nodeId = message.result;
-      byNodeId.set(message.result, entry);
+      // Ended while the node was answering: it must not go on on the node, unseen.
+      if (!registered.has(entry)) unsubscribeOnNode(message.result);
+      else {
+        entry.nodeId = message.result;
+        byNodeId.set(message.result, entry);
+      }
       entry.settle?.resolve();
     } else if (message.error && registered.has(entry)) {
       const { code, message: reason } = message.error;
@@ -251,19 +263,7 @@ export function createUpstreamSocket(options: {
         ready,
         unsubscribe() {
           registered.delete(entry);
-          if (entry.nodeId !== undefined) {
-            byNodeId.delete(entry.nodeId);
-            if (socket?.readyState === WebSocket.OPEN) {
-              socket.send(
-                JSON.stringify({
-                  jsonrpc: "2.0",
-                  id: nextId++,
-                  method: "eth_unsubscribe",
-                  params: [entry.nodeId],
-                }),
-              );
-            }
-          }
+          if (entry.nodeId !== undefined) unsubscribeOnNode(entry.nodeId);
         },
       };
     },

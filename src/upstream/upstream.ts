@@ -14,7 +14,10 @@ import { postJsonRpc, redactUrl } from "./http";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
-/** Consecutive failures that open the circuit; a refused connection opens it at once. */
+/**
+ * Consecutive failures that open the circuit; a refused connection opens it at once. A failure is one failed
+ * HTTP exchange, poll or call: the calls of one failed batch, and one call's attempts (pool.ts), count once.
+ */
 const FAILURES_TO_OPEN = 3;
 /** How long what an upstream said it lacks is believed before it is asked again (or until it reconnects). */
 const LACKING_KEPT_MS = 10 * 60_000;
@@ -63,13 +66,27 @@ export interface Upstream {
   readonly batchLimit: number;
   /** True when the open circuit's cooldown has run out: time for a probe. */
   probeDue(now: number): boolean;
+  /**
+   * When it last failed (a call, a poll or a probe), as performance.now(): failures a millisecond apart
+   * must still be ordered. 0 before it ever did.
+   */
+  readonly failedAt: number;
+  /**
+   * True when its circuit is open and a call may probe it now, every circuit being open: not within
+   * UPSTREAM_COOLDOWN_MS of a failed probe, so a dead upstream is not asked by every call.
+   */
+  fallbackDue(now: number): boolean;
   /** The 95th percentile of its recent good round trips, in ms; undefined before there are any. */
   latencyP95Ms(): number | undefined;
   call(method: string, params: unknown[]): Promise<Outcome>;
   recordSuccess(): void;
   recordFailure(error: ServiceError): void;
-  /** The latest block's header straight from the node: refreshes the head, closes or re-opens the circuit. */
-  poll(): Promise<BlockHeader | undefined>;
+  /**
+   * The latest block's header straight from the node: refreshes the head, closes or re-opens the circuit.
+   * A failed `fallback` probe (a call's, every circuit being open) keeps the circuit open without doubling
+   * its cooldown: calls must not push the background probe further away.
+   */
+  poll(fallback?: boolean): Promise<BlockHeader | undefined>;
   /**
    * From now on the node must serve this chain (0x-hex chain id): it is checked now, and again before the
    * upstream comes back after each failure; until it answers the right one the upstream is not used.
@@ -92,6 +109,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let failures = 0;
   let cooldown = options.cooldownMs;
   let openedAt = 0;
+  let failedAt = 0;
+  /** No fallback probe before then: set by a failed probe. */
+  let fallbackAfter = 0;
+  /** Errors already counted: a failed exchange rejects every call of its batch with the same error. */
+  const counted = new WeakSet<ServiceError>();
   let head: bigint | null = null;
   let headAt = 0;
   const lacking = new Map<string, { answer: NodeError; at: number }>();
@@ -166,11 +188,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     verified = false;
     // Calls waiting for it would wait for nothing: another upstream may take them now.
     batcher.failQueued(`${name} left rotation: ${reason}`);
+    openedAt = Date.now();
+    failedAt = performance.now();
     if (state === "open") {
+      // Opened again (a failed probe): the calls' own probes wait a cooldown too.
       cooldown = Math.min(cooldown * 2, MAX_COOLDOWN_MS);
+      fallbackAfter = openedAt + options.cooldownMs;
     }
     state = "open";
-    openedAt = Date.now();
     events?.stateChange?.(name, state, reason);
   }
 
@@ -184,7 +209,17 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
   }
 
+  /** A probe of the open circuit failed: a background one backs off, a call's only holds calls back. */
+  function failedProbe(error: Error, fallback: boolean) {
+    if (!fallback) return open(error.message);
+    failedAt = performance.now();
+    fallbackAfter = Date.now() + options.cooldownMs;
+  }
+
   function recordFailure(error: ServiceError) {
+    failedAt = performance.now();
+    if (counted.has(error)) return;
+    counted.add(error);
     failures++;
     const unreachable = error instanceof UpstreamUnavailableError && error.reason === "unreachable";
     if (state === "closed" && (unreachable || failures >= FAILURES_TO_OPEN)) open(error.message);
@@ -206,6 +241,10 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       return batcher.limit;
     },
     probeDue: (now) => state === "open" && now - openedAt >= cooldown,
+    get failedAt() {
+      return failedAt;
+    },
+    fallbackDue: (now) => state === "open" && now >= fallbackAfter,
     latencyP95Ms() {
       if (samples === 0) return undefined;
       if (p95 === undefined) {
@@ -219,7 +258,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       failures = 0;
     },
     recordFailure,
-    async poll() {
+    async poll(fallback = false) {
       try {
         if (!(await verify())) return undefined;
         const text = await timedPost(encodeRequest(0, "eth_getBlockByNumber", ["latest", false]), 1);
@@ -230,7 +269,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         sawHead(header);
         return header;
       } catch (error) {
-        if (state === "open") open((error as Error).message);
+        if (state === "open") failedProbe(error as Error, fallback);
         else recordFailure(error as ServiceError);
         return undefined;
       }

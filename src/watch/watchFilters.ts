@@ -19,8 +19,9 @@ import type { BlockQueries } from "../db/blockQueries";
 import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
-import { NotFoundError, QuotaExceededError } from "../errors";
+import { InternalError, NotFoundError, QuotaExceededError, toServiceError } from "../errors";
 import { rfc3339, toJson } from "../json";
+import type { Logger } from "../log";
 import type { FilterInfo, FilterResult } from "../schemas";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
@@ -42,6 +43,8 @@ export function createWatchFilters(options: {
   chain: ChainInfo;
   /** MAX_FILTERS_PER_KEY. */
   maxFilters: number;
+  /** Told of a bug that cut a list short after its answer began (nobody else sees it then). */
+  log?: Logger;
 }) {
   const { filters, blocks, node, head, chain, maxFilters } = options;
   const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
@@ -57,6 +60,17 @@ export function createWatchFilters(options: {
       filter_id: f.filterId,
       with_approval: f.withApproval,
     };
+  }
+
+  /**
+   * The end of a filter list cut short once its answer began (the status line is sent): the array closed
+   * and an `error` member after it, `{detail}` as a REST error body would have it, so the JSON stays valid
+   * and says the list is incomplete.
+   */
+  function cutShort(error: unknown): string {
+    const e = toServiceError(error);
+    if (e instanceof InternalError) options.log?.error("a watch filter list failed", { error });
+    return `],"error":${toJson({ detail: e.detail })}}`;
   }
 
   /** The last block whose results are published: indexed, and CONFIRMATIONS deep. */
@@ -245,25 +259,34 @@ export function createWatchFilters(options: {
 
     /**
      * `{filters: [...]}` of every filter of the key, written as it is read, a page of ALL_PAGE at a time: a key
-     * may hold MAX_FILTERS_PER_KEY filters, and the answer never needs to be whole in memory.
+     * may hold MAX_FILTERS_PER_KEY filters, and the answer never needs to be whole in memory. The first page
+     * is read before the answer begins, so a failure there is an ordinary error answer (a 503 {detail});
+     * one after it ends the list with an `error` member (docs/interface.md §5.2).
      */
-    all(caller: Caller): ReadableStream<Uint8Array> {
+    async all(caller: Caller): Promise<ReadableStream<Uint8Array>> {
+      let next: StoredFilter[] | undefined = await filters.page(caller.keyHash, undefined, ALL_PAGE);
       const encoder = new TextEncoder();
       let last: StoredFilter | undefined;
       let written = 0;
+      let begun = false;
       return new ReadableStream<Uint8Array>(
         {
           async pull(controller) {
-            const page = await filters.page(caller.keyHash, last, ALL_PAGE);
-            let text = last === undefined ? '{"filters":[' : "";
-            for (const f of page) text += `${written++ > 0 ? "," : ""}${toJson(info(caller, f))}`;
-            last = page[page.length - 1] ?? last;
-            if (page.length < ALL_PAGE) {
-              controller.enqueue(encoder.encode(`${text}]}`));
+            const opening = begun ? "" : '{"filters":[';
+            try {
+              const page = next ?? (await filters.page(caller.keyHash, last, ALL_PAGE));
+              next = undefined;
+              let text = opening;
+              for (const f of page) text += `${written++ > 0 ? "," : ""}${toJson(info(caller, f))}`;
+              last = page[page.length - 1] ?? last;
+              const end = page.length < ALL_PAGE;
+              controller.enqueue(encoder.encode(end ? `${text}]}` : text));
+              begun = true;
+              if (end) controller.close();
+            } catch (error) {
+              controller.enqueue(encoder.encode(`${opening}${cutShort(error)}`));
               controller.close();
-              return;
             }
-            controller.enqueue(encoder.encode(text));
           },
         },
         { highWaterMark: 1 },

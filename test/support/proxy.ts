@@ -32,6 +32,8 @@ export interface NodeProxy {
   hidden: Set<string>;
   /** While true, WebSocket upgrades are refused (503). */
   refuseSockets: boolean;
+  /** A message sent to the node over a WebSocket waits for the Promise this gives it (undefined: none). */
+  holdSocketMessage: ((call: any) => Promise<void> | undefined) | undefined;
   /** Closes every WebSocket it forwards (the node's side too). */
   dropSockets(): void;
   /** WebSockets it forwards now. */
@@ -58,6 +60,7 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     delayMs: 0,
     hidden: new Set(options.hide ?? []),
     refuseSockets: false,
+    holdSocketMessage: undefined,
     dropSockets() {
       for (const ws of [...relays]) {
         ws.data.upstream.close();
@@ -145,10 +148,13 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
           ws.data.upstream.onmessage = (event) => ws.send(String(event.data));
           ws.data.upstream.onclose = () => ws.close(1012, "node socket closed");
         },
-        message(ws, message) {
+        async message(ws, message) {
           const text = String(message);
-          for (const c of [JSON.parse(text)].flat())
+          const parsed = JSON.parse(text);
+          for (const c of [parsed].flat())
             if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
+          const hold = proxy.holdSocketMessage?.(parsed);
+          if (hold) await hold;
           ws.data.upstream.send(text);
         },
         close(ws) {

@@ -1,5 +1,6 @@
 /** Starts the service in-process against real parts (anvil, PostgreSQL) on a free loopback port. */
 import { mkdtempSync, rmSync } from "node:fs";
+import { connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, loadConfig } from "../../src/config";
@@ -200,4 +201,42 @@ export async function post(
     json = undefined;
   }
   return { status: response.status, headers: response.headers, text, json };
+}
+
+/**
+ * POST a JSON body from a given loopback address (127.0.0.2, say: another client's IP), over a connection
+ * of its own; fetch cannot choose its source address.
+ */
+export async function postFrom(
+  from: string,
+  url: string,
+  body: unknown,
+): Promise<{ status: number; json: any }> {
+  const { hostname, port, pathname, search } = new URL(url);
+  const text = JSON.stringify(body);
+  const socket = connectTcp({ port: Number(port), host: hostname, localAddress: from });
+  const chunks: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("end", () => resolve());
+    socket.on("error", reject);
+  });
+  socket.write(
+    [
+      `POST ${pathname}${search} HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      "Content-Type: application/json",
+      `Content-Length: ${Buffer.byteLength(text)}`,
+      "Connection: close",
+      "",
+      text,
+    ].join("\r\n"),
+  );
+  await done;
+  const answer = Buffer.concat(chunks).toString("utf8");
+  const end = answer.indexOf("\r\n\r\n");
+  return {
+    status: Number(/^HTTP\/1\.1 (\d+)/.exec(answer)![1]),
+    json: JSON.parse(answer.slice(end + 4)),
+  };
 }

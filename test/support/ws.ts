@@ -134,6 +134,8 @@ export interface RawSocket {
   socket: Socket;
   /** Resolves when the connection ends (the server closed or dropped it). */
   ended: Promise<void>;
+  /** What came after the answer's headers in the same read (the first frames of an accepted upgrade). */
+  rest: Buffer;
 }
 
 /** An upgrade request over raw TCP, so a refusal shows its HTTP answer and the socket can stop reading. */
@@ -141,9 +143,11 @@ export async function rawUpgrade(
   httpUrl: string,
   path: string,
   headers: Record<string, string> = {},
+  /** The loopback address the connection comes from (127.0.0.2, say: another client's IP). */
+  from?: string,
 ): Promise<RawSocket> {
   const { hostname, port } = new URL(httpUrl);
-  const socket = tcpConnect(Number(port), hostname);
+  const socket = tcpConnect({ port: Number(port), host: hostname, localAddress: from });
   onTeardown(async () => void socket.destroy());
   const ended = new Promise<void>((resolve) => socket.on("close", () => resolve()));
   socket.on("error", () => {});
@@ -183,5 +187,82 @@ export async function rawUpgrade(
     }
     body = received.subarray(0, length).toString();
   }
-  return { status, body, socket, ended };
+  return { status, body, socket, ended, rest: received };
+}
+
+export interface RawClient {
+  send(message: unknown): void;
+  /** The next text message from the server (parsed); waits up to `timeoutMs`. */
+  next(timeoutMs?: number): Promise<any>;
+  /** The server's close frame (code and reason), or code 1006 when the connection ended without one. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+/**
+ * A JSON-RPC client over an accepted raw upgrade: masked text frames out, the server's frames read as they
+ * come (unfragmented, as Bun sends them). Pings are answered by nobody; tests end well before they matter.
+ */
+export function rawClient(raw: RawSocket): RawClient {
+  let buffer = raw.rest;
+  const messages: any[] = [];
+  let wake: (() => void) | undefined;
+  let closeFrame: { code: number; reason: string } | undefined;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    raw.socket.on("close", () => resolve(closeFrame ?? { code: 1006, reason: "" }));
+  });
+  const parse = () => {
+    for (;;) {
+      if (buffer.length < 2) return;
+      const opcode = buffer[0]! & 0x0f;
+      let length = buffer[1]! & 0x7f;
+      let offset = 2;
+      if (length === 126) {
+        if (buffer.length < 4) return;
+        length = buffer.readUInt16BE(2);
+        offset = 4;
+      } else if (length === 127) {
+        if (buffer.length < 10) return;
+        length = Number(buffer.readBigUInt64BE(2));
+        offset = 10;
+      }
+      if (buffer.length < offset + length) return;
+      const payload = buffer.subarray(offset, offset + length);
+      buffer = buffer.subarray(offset + length);
+      if (opcode === 1) messages.push(JSON.parse(payload.toString("utf8")));
+      else if (opcode === 8) {
+        closeFrame = {
+          code: payload.length >= 2 ? payload.readUInt16BE(0) : 1005,
+          reason: payload.subarray(2).toString("utf8"),
+        };
+      }
+    }
+  };
+  raw.socket.on("data", (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    parse();
+    wake?.();
+  });
+  parse();
+  return {
+    send: (message) =>
+      raw.socket.write(clientFrame(typeof message === "string" ? message : JSON.stringify(message))),
+    async next(timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (messages.length === 0) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error("timed out waiting for a message");
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 50));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      return messages.shift();
+    },
+    closed,
+    close: () => raw.socket.end(),
+  };
 }
