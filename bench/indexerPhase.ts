@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { createTransferQueries } from "../src/db/transferQueries";
-import { startAnvil } from "../src/upstream/devChain";
+import { startAnvil } from "../src/families/evm/devChain";
 import { rpc } from "../test/support/chain";
 import { fillTokenBlocks } from "../test/support/movements";
 import { startPostgres } from "../test/support/postgres";

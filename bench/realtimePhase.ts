@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Contract } from "ethers";
-import { startAnvil } from "../src/upstream/devChain";
+import { startAnvil } from "../src/families/evm/devChain";
 import { deployContract, rpc } from "../test/support/chain";
 import { compileContracts } from "../test/support/solc";
 import { fmt, startService, sumMetric, THREADS } from "./support";

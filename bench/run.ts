@@ -29,7 +29,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider } from "ethers";
-import { startAnvil } from "../src/upstream/devChain";
+import { startAnvil } from "../src/families/evm/devChain";
 import { anvilWallets, calldata, deployContract, rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { indexerPhase } from "./indexerPhase";
 import { realtimePhase } from "./realtimePhase";

@@ -11,7 +11,7 @@ import { Contract, ContractFactory } from "ethers";
 import postgres from "postgres";
 import { hashKey } from "../src/db/apiKeys";
 import { createFilterStore } from "../src/db/filterStore";
-import { startAnvil } from "../src/upstream/devChain";
+import { startAnvil } from "../src/families/evm/devChain";
 import { rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { startPostgres } from "../test/support/postgres";
 import { startProxy } from "../test/support/proxy";

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startAnvil } from "../src/upstream/devChain";
+import { startAnvil } from "../src/families/evm/devChain";
 import { rpc, rpcBatch } from "../test/support/chain";
 import { startPostgres } from "../test/support/postgres";
 import {

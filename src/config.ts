@@ -6,7 +6,7 @@
 import { availableParallelism } from "node:os";
 import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { BLOCKCHAINS, type Blockchain } from "./chain/chains";
+import { BLOCKCHAINS, type Blockchain } from "./blockchain";
 import { LOG_LEVELS, type LogLevel } from "./log";
 
 export class ConfigError extends Error {}

@@ -4,8 +4,8 @@
  * the REST bodies. The `block-ref` format is checked by validation.ts.
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
-import { BLOCK_TAGS } from "./chain/blockRef";
-import { BLOCKCHAINS } from "./chain/chains";
+import { BLOCKCHAINS } from "./blockchain";
+import { BLOCK_TAGS } from "./blockRef";
 
 const TAGS = BLOCK_TAGS.join(", ");
 

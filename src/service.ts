@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { createCache } from "./cache/cache";
 import { createDiskTier, type DiskTier } from "./cache/disk";
 import { createMemoryTier } from "./cache/memory";
-import { describeChain } from "./chain/chains";
 import { joinPool } from "./cluster/worker";
 import type { Config } from "./config";
 import { createApiKeyStore } from "./db/apiKeys";
@@ -20,6 +19,8 @@ import { createTokenStore } from "./db/tokenStore";
 import { createTransferQueries } from "./db/transferQueries";
 import { createEngine } from "./engine/engine";
 import { createChainHead } from "./engine/head";
+import type { DevNode } from "./families/family";
+import { familyOf } from "./families/familyOf";
 import { createFleet, type Fleet } from "./fleet/redis";
 import { createSharedCache } from "./fleet/sharedCache";
 import { shareHeads } from "./fleet/sharedHeads";
@@ -40,7 +41,6 @@ import { createOperationTable } from "./operations/table";
 import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
 import { createSubscriptions, SUBSCRIPTION_KINDS } from "./realtime/subscriptions";
-import { type DevChain, startAnvil } from "./upstream/devChain";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
 import { socketUrlOf } from "./upstream/socket";
 import { createWatchFilters } from "./watch/watchFilters";
@@ -50,9 +50,8 @@ const CHAIN_ID_WAIT_MS = 30_000;
 const CHAIN_ID_RETRY_MS = 1_000;
 /** How long start-up waits for the upstream WebSockets to subscribe to new heads. */
 const SOCKETS_READY_MS = 3_000;
-/** Head polling where HEAD_POLL_MS is unset: a dev chain mines on demand, so it is followed closely. */
+/** Head polling where HEAD_POLL_MS is unset (a dev node says its own). */
 const HEAD_POLL_MS = 1_000;
-export const DEV_HEAD_POLL_MS = 250;
 const NO_FLEET_SECRET =
   "REDIS_SECRET is unset: only rate limits are shared through Redis, not answers nor heads (anyone who can reach Redis could forge them); set REDIS_SECRET, at least 32 characters and the same on every instance, to share them";
 
@@ -79,13 +78,6 @@ async function readChainId(upstream: UpstreamPool, log: Logger): Promise<bigint>
   }
 }
 
-/** The local dev chain served when UPSTREAM_URLS is unset, its state kept under DATA_DIR. */
-export async function startDevChain(config: Config, log: Logger): Promise<DevChain> {
-  const devChain = await startAnvil({ stateFile: join(config.dataDir, "devchain", "state.json"), log });
-  log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: devChain.url });
-  return devChain;
-}
-
 /**
  * The service in this process. `worker`: it is one of a pool's HTTP workers (cluster/primary.ts), sharing
  * the port with the others; `onPrimaryLost` is how it is stopped when its primary is gone.
@@ -108,19 +100,21 @@ export async function startService(
   };
 
   try {
+    const family = familyOf(config.chain);
     let upstreamUrls = config.upstreamUrls;
+    let devNode: DevNode | undefined;
     if (upstreamUrls.length === 0) {
-      const devChain = await startDevChain(config, log);
-      cleanups.push(() => devChain.stop());
-      upstreamUrls = [devChain.url];
+      const started = await family.startDevNode({ dataDir: config.dataDir, log });
+      devNode = started;
+      cleanups.push(() => started.stop());
+      upstreamUrls = [started.url];
     }
     const metrics = createMetrics();
     const link =
       worker &&
       joinPool({ index: worker.index, registry: metrics.registry, log, onPrimaryLost: worker.onPrimaryLost });
     if (link) cleanups.push(() => link.stop());
-    const startedDevChain = config.upstreamUrls.length === 0;
-    const headPollMs = config.headPollMs ?? (startedDevChain ? DEV_HEAD_POLL_MS : HEAD_POLL_MS);
+    const headPollMs = config.headPollMs ?? devNode?.headPollMs ?? HEAD_POLL_MS;
     const pool = createUpstreamPool({
       urls: upstreamUrls,
       socketUrls: upstreamUrls.map((url, i) => socketUrlOf(url, config.upstreamSocketUrls[i])),
@@ -156,7 +150,7 @@ export async function startService(
     const chainId = await readChainId(pool, log);
     // Every upstream is checked to serve this chain before it is used (and again after each failure).
     await pool.expectChain(`0x${chainId.toString(16)}`);
-    const chain = describeChain(chainId, {
+    const chain = family.describe(chainId, {
       blockchain: config.chain,
       confirmations: config.confirmations,
     });

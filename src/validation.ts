@@ -5,12 +5,12 @@
 import { FormatRegistry, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Errors, type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
-import { toNodeBlockRef } from "./chain/blockRef";
+import { readBlockRef } from "./blockRef";
 import type { ValidationIssue } from "./errors";
 
 /** The string formats the schemas use (schemas.ts), registered with TypeBox before the first compile. */
 const FORMATS: Record<string, (value: string) => boolean> = {
-  "block-ref": (value) => toNodeBlockRef(value) !== undefined,
+  "block-ref": (value) => readBlockRef(value) !== undefined,
 };
 
 // A body can be wrong in thousands of places; the first few say enough.

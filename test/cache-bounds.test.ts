@@ -7,7 +7,7 @@ import { beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DevChain } from "../src/upstream/devChain";
+import type { DevChain } from "../src/families/evm/devChain";
 import { calldata, deployContract, rpc } from "./support/chain";
 import { faults, startProxy } from "./support/proxy";
 import { concurrently, post, startServiceProcess } from "./support/service";

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider } from "ethers";
-import type { DevChain } from "../src/upstream/devChain";
+import type { DevChain } from "../src/families/evm/devChain";
 import {
   anvilWallets,
   type ChainFixture,

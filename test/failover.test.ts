@@ -5,7 +5,7 @@
  * -32002/502 within the deadline and the service recovers by itself.
  */
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { DevChain } from "../src/upstream/devChain";
+import type { DevChain } from "../src/families/evm/devChain";
 import { type ChainFixture, rpc } from "./support/chain";
 import { metric } from "./support/metrics";
 import { faults, type NodeProxy, startProxy } from "./support/proxy";

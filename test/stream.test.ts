@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DevChain } from "../src/upstream/devChain";
+import type { DevChain } from "../src/families/evm/devChain";
 import { calldata, deployContract, populateChain, rpc, rpcBatch } from "./support/chain";
 import { startProxy } from "./support/proxy";
 import { post, startServiceProcess, startTestService } from "./support/service";

@@ -10,8 +10,9 @@
  *    block read from the answer;
  *  - never: writes, estimates, and anything `pending`.
  */
-import { isBlockNumberHex } from "../chain/blockRef";
+
 import { UpstreamProtocolError } from "../errors";
+import { isBlockNumberHex } from "../families/evm/blockRef";
 import { arrayElements, objectMembers, objectMembersAt, type Span, skipWhitespace } from "../json";
 
 export type BlockParam =

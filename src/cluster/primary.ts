@@ -8,9 +8,10 @@
  */
 import { AggregatorRegistry, Counter, Gauge, Registry } from "prom-client";
 import type { Config } from "../config";
+import type { DevNode } from "../families/family";
+import { familyOf } from "../families/familyOf";
 import type { Logger } from "../log";
-import { DEV_HEAD_POLL_MS, type Service, startDevChain } from "../service";
-import type { DevChain } from "../upstream/devChain";
+import type { Service } from "../service";
 import {
   type MetricsJson,
   reply,
@@ -74,7 +75,7 @@ export async function startPrimary(options: {
   const collections = new Map<string, (metrics: MetricsJson) => void>();
   let collected = 0;
   let stopping = false;
-  let devChain: DevChain | undefined;
+  let devChain: DevNode | undefined;
   let startFailed: ((error: Error) => void) | undefined;
   let allUp: (() => void) | undefined;
 
@@ -202,9 +203,9 @@ export async function startPrimary(options: {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port) };
   try {
     if (config.upstreamUrls.length === 0) {
-      devChain = await startDevChain(config, log);
+      devChain = await familyOf(config.chain).startDevNode({ dataDir: config.dataDir, log });
       env.UPSTREAM_URLS = devChain.url;
-      env.HEAD_POLL_MS ??= String(DEV_HEAD_POLL_MS);
+      env.HEAD_POLL_MS ??= String(devChain.headPollMs);
     }
     const started = new Promise<void>((resolve, reject) => {
       allUp = resolve;

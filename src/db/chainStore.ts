@@ -4,7 +4,7 @@
  * a restart does not write a block twice. Rows go in through `unnest` of text arrays: one prepared statement
  * whatever the number of rows, and 20/32-byte values decoded from hex, amounts cast to numeric exactly.
  */
-import type { DecodedBlock } from "../chain/decode";
+import type { DecodedBlock } from "../families/evm/decode";
 import type { Sql } from "./database";
 
 const hex = (value: string) => value.slice(2);

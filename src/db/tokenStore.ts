@@ -1,6 +1,7 @@
 /** Token metadata kept in the database, read by the transfer queries and the token operations. */
-import { TransferKind } from "../chain/decode";
-import type { TokenMetadata } from "../chain/tokenMetadata";
+
+import type { TokenMetadata } from "../families/evm/tokenMetadata";
+import { TransferKind } from "../transferKind";
 import type { Sql } from "./database";
 
 export interface StoredTokenMetadata extends TokenMetadata {

@@ -3,7 +3,7 @@
  * queries, from transfers otherwise), and only its rows are joined to their block and token: a page deep
  * in an address's history costs one index range, never a join per skipped row.
  */
-import type { TransferKind } from "../chain/decode";
+import type { TransferKind } from "../transferKind";
 import type { Sql } from "./database";
 
 export interface TransferQuery {

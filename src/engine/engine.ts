@@ -5,8 +5,8 @@
  */
 import type { Cache } from "../cache/cache";
 import { type MethodPolicy, wrongBlock } from "../cache/policy";
-import { isBlockNumberHex, quantity } from "../chain/blockRef";
 import { UpstreamProtocolError } from "../errors";
+import { isBlockNumberHex, quantity } from "../families/evm/blockRef";
 import { fastJson, type RawJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
 import type { NodeClient, NodeResult } from "./client";

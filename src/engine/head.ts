@@ -17,9 +17,11 @@
  *   CONFIRMATIONS; the tags are read again whenever the head moves. An upstream without the tags (an old
  *   client) is remembered by the pool as lacking them; when none has them, finality is counted in blocks.
  */
-import { type BlockHeader, parseHeader } from "../chain/blockHeader";
-import { quantity } from "../chain/blockRef";
+
+import type { BlockHeader } from "../blockHeader";
 import { NodeError } from "../errors";
+import { parseHeader } from "../families/evm/blockHeader";
+import { quantity } from "../families/evm/blockRef";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
 

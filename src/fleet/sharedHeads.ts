@@ -10,7 +10,9 @@
  * by whoever can reach Redis without the secret is ignored, and counted, and so is a signed one published
  * again later than HEAD_MAX_AGE_MS (an old branch's block replayed).
  */
-import { type BlockHeader, parseHeader } from "../chain/blockHeader";
+
+import type { BlockHeader } from "../blockHeader";
+import { parseHeader } from "../families/evm/blockHeader";
 import { createSigner, MAC_HEX_LENGTH, type Signer } from "./mac";
 import type { Fleet } from "./redis";
 

@@ -5,9 +5,9 @@
  */
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { ChainInfo } from "../blockchain";
 import type { DiskTier } from "../cache/disk";
 import type { MemoryTier } from "../cache/memory";
-import type { ChainInfo } from "../chain/chains";
 import type { ChainHead } from "../engine/head";
 import { toJson } from "../json";
 import type { Logger } from "../log";

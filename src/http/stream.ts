@@ -14,7 +14,6 @@
  * `{"number":N,"error":{code,message}}` (the status line is already sent).
  */
 import { Type as T } from "@sinclair/typebox";
-import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import { createCollector } from "../collector";
 import { blockAtTag, type ChainHead } from "../engine/head";
 import {
@@ -24,6 +23,7 @@ import {
   toServiceError,
   UpstreamUnavailableError,
 } from "../errors";
+import { quantity, toNodeBlockRef } from "../families/evm/blockRef";
 import type { RawJson } from "../json";
 import type { Logger } from "../log";
 import type { Operation } from "../operations/operation";

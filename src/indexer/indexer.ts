@@ -12,15 +12,15 @@
  *   wait and serve queries, and one takes over when the leader's connection dies.
  */
 import { LRUCache } from "lru-cache";
-import { quantity } from "../chain/blockRef";
-import type { ChainInfo } from "../chain/chains";
-import { type DecodedBlock, decodeBlock, type RawBlock } from "../chain/decode";
-import { readTokenMetadata } from "../chain/tokenMetadata";
+import type { ChainInfo } from "../blockchain";
 import { createChainStore, FencedError } from "../db/chainStore";
 import type { Sql } from "../db/database";
 import { createTokenStore } from "../db/tokenStore";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
+import { quantity } from "../families/evm/blockRef";
+import { type DecodedBlock, decodeBlock, type RawBlock } from "../families/evm/decode";
+import { readTokenMetadata } from "../families/evm/tokenMetadata";
 import type { Logger } from "../log";
 import { withTimeout } from "../timeout";
 

@@ -5,9 +5,9 @@
  * engine/methods.ts (how it is cached, where its block parameter is).
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
-import { quantity, toNodeBlockRef } from "../chain/blockRef";
 import type { NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
+import { quantity, toNodeBlockRef } from "../families/evm/blockRef";
 import type { RawJson } from "../json";
 import {
   Address,

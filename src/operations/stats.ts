@@ -1,10 +1,10 @@
 /** Block time and daily statistics (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
-import { parseQuantity, quantity } from "../chain/blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
 import { InvalidParamsError, NotFoundError } from "../errors";
+import { parseQuantity, quantity } from "../families/evm/blockRef";
 import { BlockRange, Bodies, DayStats } from "../schemas";
 import { defineOperation, type Operation } from "./operation";
 

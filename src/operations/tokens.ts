@@ -1,10 +1,10 @@
 /** Token balances and metadata (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
-import type { ChainInfo } from "../chain/chains";
-import { readTokenMetadata } from "../chain/tokenMetadata";
+import type { ChainInfo } from "../blockchain";
 import type { StoredTokenMetadata, TokenStore } from "../db/tokenStore";
 import { callText, type NodeClient } from "../engine/client";
 import { NodeError } from "../errors";
+import { readTokenMetadata } from "../families/evm/tokenMetadata";
 import { rawText, rfc3339 } from "../json";
 import {
   Address,

@@ -1,13 +1,13 @@
 /** Transfer history from the index (docs/interface.md §2, §4). */
 import { Type as T } from "@sinclair/typebox";
-import { toNodeBlockRef } from "../chain/blockRef";
-import type { ChainInfo } from "../chain/chains";
-import { TransferKind } from "../chain/decode";
+import type { ChainInfo } from "../blockchain";
 import type { BlockQueries } from "../db/blockQueries";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
 import { blockAtTag, type ChainHead } from "../engine/head";
+import { toNodeBlockRef } from "../families/evm/blockRef";
 import { rfc3339 } from "../json";
 import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
+import { TransferKind } from "../transferKind";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
 
 const DEFAULT_LIMIT = 50;

@@ -12,9 +12,9 @@
  * - `watch_filters`: for each block as it becomes processed, one notification per filter result of the
  *   caller's filters, exactly what `/watch_filters/check` (v1) or `check_v2` (v2) gives for it.
  */
+
+import type { BlockHeader } from "../blockHeader";
 import type { Caller } from "../caller";
-import type { BlockHeader } from "../chain/blockHeader";
-import { quantity } from "../chain/blockRef";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainChange, ChainHead } from "../engine/head";
 import {
@@ -24,6 +24,7 @@ import {
   type ServiceError,
   UpstreamUnavailableError,
 } from "../errors";
+import { quantity } from "../families/evm/blockRef";
 import { toJson } from "../json";
 import type { Logger } from "../log";
 import type { SocketSubscription } from "../upstream/socket";

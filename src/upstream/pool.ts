@@ -15,7 +15,7 @@
  * sees one probe a cooldown from the calls, whatever their number, and those calls fail at once.
  */
 
-import type { BlockHeader } from "../chain/blockHeader";
+import type { BlockHeader } from "../blockHeader";
 import {
   NodeError,
   type ServiceError,

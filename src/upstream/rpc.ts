@@ -4,8 +4,8 @@
  * sent and a large one is never parsed.
  */
 import { NodeError, UpstreamProtocolError } from "../errors";
+import { nodeErrorKind } from "../families/evm/nodeErrors";
 import { objectMembersAt, type Span, skipWhitespace, toJson } from "../json";
-import { nodeErrorKind } from "./nodeErrors";
 
 export type Outcome = { ok: true; raw: string } | { ok: false; error: NodeError };
 

@@ -6,10 +6,12 @@
  * chain is known, each connection first asks the node's chain id: a node on another chain is dropped, and
  * nothing it pushes is used.
  */
-import { type BlockHeader, parseHeader } from "../chain/blockHeader";
+
+import type { BlockHeader } from "../blockHeader";
 import { NodeError } from "../errors";
+import { parseHeader } from "../families/evm/blockHeader";
+import { nodeErrorKind } from "../families/evm/nodeErrors";
 import type { Logger } from "../log";
-import { nodeErrorKind } from "./nodeErrors";
 
 /** Reconnection backoff: first wait, doubled per failed attempt, capped. */
 const RECONNECT_MIN_MS = 100;

@@ -6,8 +6,10 @@
  * method, a block tag) is forgotten when it comes back after a failure: it may be another node behind the
  * same URL now.
  */
-import { type BlockHeader, parseHeader } from "../chain/blockHeader";
+
+import type { BlockHeader } from "../blockHeader";
 import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
+import { parseHeader } from "../families/evm/blockHeader";
 import type { Logger } from "../log";
 import { type Batcher, createBatcher } from "./batcher";
 import { postJsonRpc, redactUrl } from "./http";

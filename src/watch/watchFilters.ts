@@ -6,23 +6,24 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { LRUCache } from "lru-cache";
+import type { ChainInfo } from "../blockchain";
 import type { Caller } from "../caller";
-import { quantity } from "../chain/blockRef";
-import type { ChainInfo } from "../chain/chains";
-import { type RawBlock, type RawReceipt, TransferKind, transactionFee } from "../chain/decode";
-import {
-  type InternalTransfer,
-  internalTransfersOfCallTraces,
-  internalTransfersOfParity,
-} from "../chain/internalTransfers";
 import type { BlockQueries } from "../db/blockQueries";
 import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
 import { InternalError, NotFoundError, QuotaExceededError, toServiceError } from "../errors";
+import { quantity } from "../families/evm/blockRef";
+import { type RawBlock, type RawReceipt, transactionFee } from "../families/evm/decode";
+import {
+  type InternalTransfer,
+  internalTransfersOfCallTraces,
+  internalTransfersOfParity,
+} from "../families/evm/internalTransfers";
 import { rfc3339, toJson } from "../json";
 import type { Logger } from "../log";
 import type { FilterInfo, FilterResult } from "../schemas";
+import { TransferKind } from "../transferKind";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
 export const CHECK_PAGE = 1_000;

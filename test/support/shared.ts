@@ -2,7 +2,7 @@
  * Real parts shared by every test file of one `bun test` run (one process): one anvil with the fixture
  * chain, one PostgreSQL server. Started on first use, stopped by the preload's afterAll.
  */
-import { type DevChain, startAnvil } from "../../src/upstream/devChain";
+import { type DevChain, startAnvil } from "../../src/families/evm/devChain";
 import { type ChainFixture, populateChain } from "./chain";
 import { type PgServer, startPostgres } from "./postgres";
 

@@ -1,16 +1,6 @@
-/** A block's place in the chain, with the node's JSON of it: what head sources (polls, newHeads) give. */
+/** An EVM block's header read from the node's JSON of it (a newHeads result, or a block). */
+import type { BlockHeader } from "../../blockHeader";
 import { parseQuantity } from "./blockRef";
-
-export interface BlockHeader {
-  number: bigint;
-  /** Lower-case 0x-hex, as every hash the service compares. */
-  hash: string;
-  parentHash: string;
-  /** Seconds since the epoch; undefined when the node's JSON lacks it. */
-  timestamp?: number;
-  /** The node's JSON of the block (a newHeads result, or the block with transaction hashes). */
-  raw: string;
-}
 
 /** A timestamp quantity as a number: the status figures need no more, and a bad one must not lose the header. */
 function secondsOf(value: unknown): number | undefined {

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { NodeError } from "../errors";
+import { NodeError } from "../../errors";
 import { nodeErrorKind } from "./nodeErrors";
 
 test("codes decide where they are specific, whatever the words", () => {

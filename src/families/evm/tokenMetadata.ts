@@ -3,8 +3,8 @@
  * bytes32 instead of a string for name and symbol; both forms are read. What has no code, or no decimals,
  * is not an (ERC-20) token.
  */
-import { NodeError } from "../errors";
-import { type RawJson, rawText } from "../json";
+import { NodeError } from "../../errors";
+import { type RawJson, rawText } from "../../json";
 
 /** What reading needs of the node: calls at the head (the engine's client, engine/client.ts, is one). */
 export interface NodeReader {

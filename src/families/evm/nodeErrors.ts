@@ -5,7 +5,7 @@
  * the patterns below, each with the nodes it was seen from. Transport failures (HTTP status, refused
  * connections, timeouts) are typed where they happen, in http.ts.
  */
-import type { NodeErrorKind } from "../errors";
+import type { NodeErrorKind } from "../../errors";
 
 /** JSON-RPC 2.0 and EIP-1474 codes that say what happened on their own. */
 const BY_CODE: ReadonlyMap<number, NodeErrorKind> = new Map([

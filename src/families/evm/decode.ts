@@ -7,13 +7,11 @@
  *  - the block's aggregates for the daily figures, and every address it touched.
  * Amounts stay bigints from end to end.
  */
+import { TransferKind } from "../../transferKind";
 import { parseQuantity } from "./blockRef";
 
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 export const APPROVAL_TOPIC = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
-
-export const TransferKind = { trx: 0, erc20: 1, erc721: 2 } as const;
-export type TransferKind = (typeof TransferKind)[keyof typeof TransferKind];
 
 export interface TransferRow {
   transactionIndex: number;

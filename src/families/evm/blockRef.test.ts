@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { MAX_BLOCK_NUMBER, toNodeBlockRef } from "./blockRef";
+import { MAX_BLOCK_NUMBER } from "../../blockRef";
+import { toNodeBlockRef } from "./blockRef";
 
 test("every accepted form becomes the node's form", () => {
   expect(toNodeBlockRef(0)).toBe("0x0");

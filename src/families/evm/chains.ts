@@ -1,25 +1,5 @@
-/** What the service knows about the chains of the interface's `Blockchain` enumeration (docs/interface.md §4.9). */
-
-export const BLOCKCHAINS = [
-  "ETH",
-  "ROPSTEN",
-  "BSC",
-  "BTC",
-  "BTC_TESTNET",
-  "TRON",
-  "NILE",
-  "GOERLI",
-  "SEPOLIA",
-  "POLYGON",
-  "CATAMITE",
-  "SATURN",
-  "BAHAMUT",
-  "TON",
-  "DOGE",
-  "LTC",
-  "SOLANA",
-] as const;
-export type Blockchain = (typeof BLOCKCHAINS)[number];
+/** The EVM chains of the interface's `Blockchain` enumeration: chain ids, native coins, block times, depths. */
+import type { Blockchain, ChainInfo } from "../../blockchain";
 
 const BY_CHAIN_ID: ReadonlyMap<bigint, Blockchain> = new Map([
   [1n, "ETH"],
@@ -69,17 +49,6 @@ const DEV_BLOCK_TIME_MS = 1_000;
 // Reorg depth beyond which a block is treated as final when the node has no `finalized` tag.
 const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128, TRON: 20, NILE: 20 };
 const DEFAULT_CONFIRMATIONS = 12;
-
-export interface ChainInfo {
-  chainId: bigint;
-  blockchain: Blockchain;
-  nativeSymbol: string;
-  /** Native coin decimals; every EVM chain uses 18. */
-  nativeDecimals: number;
-  confirmations: number;
-  blockTimeMs: number;
-  devChain: boolean;
-}
 
 export function describeChain(
   chainId: bigint,

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { Logger } from "../log";
+import type { Logger } from "../../log";
 
 const START_TIMEOUT_MS = 20_000;
 const POLL_MS = 50;

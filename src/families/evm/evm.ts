@@ -1,0 +1,44 @@
+/**
+ * The EVM family: chains whose nodes speak Ethereum's JSON-RPC (docs/interface.md). Everything
+ * Ethereum-specific the shared floors are handed lives in this folder.
+ */
+import { join } from "node:path";
+import type { Blockchain } from "../../blockchain";
+import type { ChainFamily } from "../family";
+import { evmBlockRefs } from "./blockRef";
+import { describeChain } from "./chains";
+import { startAnvil } from "./devChain";
+
+/** anvil mines a block per transaction: its head is followed closely. */
+const DEV_HEAD_POLL_MS = 250;
+
+/** The chains of the `Blockchain` enumeration whose nodes are EVM nodes. */
+const EVM_CHAINS: ReadonlySet<Blockchain> = new Set([
+  "ETH",
+  "ROPSTEN",
+  "GOERLI",
+  "SEPOLIA",
+  "BSC",
+  "POLYGON",
+  "TRON",
+  "NILE",
+  "CATAMITE",
+  "SATURN",
+  "BAHAMUT",
+]);
+
+export const evm: ChainFamily = {
+  name: "evm",
+  serves: (chain) => chain === undefined || EVM_CHAINS.has(chain),
+  blockRefs: evmBlockRefs,
+  describe: describeChain,
+  async startDevNode({ dataDir, log }) {
+    const anvil = await startAnvil({ stateFile: join(dataDir, "devchain", "state.json"), log });
+    log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: anvil.url });
+    return { url: anvil.url, headPollMs: DEV_HEAD_POLL_MS, stop: () => anvil.stop() };
+  },
+  // -- the node protocol, the head follower's reads (upstream, engine) --
+  // -- method rows, operations, streams (engine, operations, http) --
+  // -- the index (indexer, db) --
+  // -- addresses, watch filters, subscriptions (watch, realtime, db) --
+};

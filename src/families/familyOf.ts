@@ -1,0 +1,20 @@
+/** The family of the chain an instance serves: chosen once, at start, from CHAIN. */
+import type { Blockchain } from "../blockchain";
+import { evm } from "./evm/evm";
+import type { ChainFamily } from "./family";
+
+/** Every family the service has, in the order CHAIN is matched against them. */
+const FAMILIES: readonly ChainFamily[] = [evm];
+
+export class UnservedChainError extends Error {}
+
+/** The family serving `chain` (undefined: no CHAIN, the family that reads its chain from the node). */
+export function familyOf(chain: Blockchain | undefined): ChainFamily {
+  const family = FAMILIES.find((f) => f.serves(chain));
+  if (!family) {
+    throw new UnservedChainError(
+      `CHAIN=${chain}: no family of this service serves it yet (served: ${FAMILIES.map((f) => f.name).join(", ")})`,
+    );
+  }
+  return family;
+}

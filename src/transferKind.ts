@@ -1,0 +1,3 @@
+/** The interface's transfer types (`transferType`: trx, erc20transfer, erc721transfer), as the index stores them. */
+export const TransferKind = { trx: 0, erc20: 1, erc721: 2 } as const;
+export type TransferKind = (typeof TransferKind)[keyof typeof TransferKind];
