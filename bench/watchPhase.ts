@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { Contract, ContractFactory } from "ethers";
 import postgres from "postgres";
 import { hashKey } from "../src/db/apiKeys";
-import { createFilterStore } from "../src/db/filterStore";
 import { startAnvil } from "../src/families/evm/devChain";
+import { createWatchMatchQueries } from "../src/families/evm/watchMatchQueries";
 import { rpc, rpcBatch, waitForReceipt } from "../test/support/chain";
 import { startPostgres } from "../test/support/postgres";
 import { startProxy } from "../test/support/proxy";
@@ -129,7 +129,7 @@ export async function watchPhase(lines: string[], rows: Record<string, unknown>[
       select decode(${hashKey(KEY)}, 'hex'), decode(lpad(to_hex(x), 40, '0'), 'hex'), null, false
       from generate_series(1, ${others}) x`;
     await sql`analyze watch_filters`;
-    const plan = await createFilterStore(sql as never).explainMatches(hashKey(KEY), BigInt(block));
+    const plan = await createWatchMatchQueries(sql as never).explainMatches(hashKey(KEY), BigInt(block));
     await sql.end();
 
     const url = `${service.url}/watch_filters/check?api_key=${KEY}`;

@@ -47,4 +47,8 @@ export interface BlockRefs {
   numberOf(ref: string): bigint | undefined;
   /** A request's block reference in the node's form; undefined when it is none (readBlockRef). */
   normalize(value: unknown): string | undefined;
+  /** Whether a node-form value (a param, an answer's member) is a block hash, in whatever case. */
+  isHash(value: string): boolean;
+  /** A block hash in the one form the service compares and keys by. */
+  normalizeHash(hash: string): string;
 }

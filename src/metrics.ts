@@ -39,7 +39,65 @@ export interface Sources {
   head(): HeadFigures;
 }
 
-export function createMetrics() {
+/** Every series the service exports, made once per process by createMetrics. */
+export interface Metrics {
+  /** What GET /metrics prints (each series' help says what it counts). */
+  registry: Registry;
+  // Requests, by operation and by route
+  requests: FastCounter<"operation" | "transport" | "outcome">;
+  httpRequests: FastCounter<"route" | "status">;
+  // Upstreams
+  upstreamCalls: Counter<"upstream" | "method" | "outcome">;
+  upstreamHttpRequests: Counter<"upstream" | "outcome">;
+  batchSize: Histogram<"upstream">;
+  upstreamLatency: Histogram<"upstream">;
+  coalesced: FastCounter<"method">;
+  upstreamUp: Gauge<"upstream">;
+  upstreamHead: Gauge<"upstream">;
+  upstreamHedged: Counter<"upstream">;
+  upstreamPushing: Gauge<"upstream">;
+  upstreamBatchLimit: Gauge<"upstream">;
+  // The cache tiers and the fleet's Redis
+  cacheLookups: FastCounter<"tier" | "result">;
+  cacheStored: FastCounter<"tier">;
+  cacheEvictions: Counter<"tier">;
+  cacheBadRecords: Counter;
+  sharedBadValues: Counter;
+  sharedBadHeads: Counter;
+  redisUp: Gauge;
+  redisErrors: Counter<"use">;
+  cacheBytes: Gauge<"tier">;
+  cacheBudget: Gauge<"tier">;
+  cacheEntries: Gauge<"tier">;
+  // The head, read when scraped
+  headBlock: Gauge;
+  headAge: Gauge;
+  finalizedBlock: Gauge;
+  /** Names where the gauges read at scrape time get their figures. */
+  observe(from: Sources): void;
+  // Client WebSockets
+  wsConnections: Gauge;
+  wsSubscriptions: Gauge<"kind">;
+  wsNotifications: Counter<"kind">;
+  wsSlowReadersClosed: Counter;
+  // Refusals
+  refusedBodies: Counter<"reason">;
+  rateLimited: Counter<"scope">;
+  // The database and the indexer
+  dbStatementTimeouts: Counter;
+  dbRetries: Counter;
+  indexedBlocks: Counter;
+  indexedTransfers: Counter;
+  indexWriteSeconds: Counter;
+  indexMaintenance: Counter;
+  indexedHead: Gauge;
+  indexerLag: Gauge;
+  indexerLeading: Gauge;
+  dbQuerySeconds: Histogram;
+  indexerReorgs: Counter;
+}
+
+export function createMetrics(): Metrics {
   let sources: Sources | undefined;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gateway_" });
@@ -319,8 +377,6 @@ export function createMetrics() {
     }),
   };
 }
-
-export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Why a body is refused before it runs (gateway_refused_bodies_total's `reason`; http/guard.ts). */
 const REFUSAL_REASONS = ["too_large", "malformed", "too_deep", "invalid"] as const;

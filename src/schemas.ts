@@ -1,9 +1,10 @@
 /**
  * TypeBox schemas of the interface (docs/interface.md): the primitives requests are checked against, the
  * resources the service answers with (for the OpenAPI document and the types of the answers it builds) and
- * the REST bodies. The `block-ref` format is checked by validation.ts.
+ * the REST bodies. The `block-ref` and `address` formats are checked by validation.ts.
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
+import { ADDRESS_FORMAT } from "./addresses";
 import { BLOCKCHAINS } from "./blockchain";
 import { BLOCK_TAGS } from "./blockRef";
 
@@ -28,83 +29,11 @@ export const OptionalBlockRef = T.Union([BlockInteger, BlockString, T.Null()], {
   description: `${BLOCK_REF_DESCRIPTION}, or null`,
 });
 
-export const Hash32 = T.String({
-  pattern: "^0x[0-9a-fA-F]{64}$",
-  description: "a 32-byte hash: 0x followed by 64 hex digits",
-});
+/** Checked by the served family's codec (addresses.ts), which also says what a mismatch should have been. */
 export const Address = T.String({
-  pattern: "^0x[0-9a-fA-F]{40}$",
-  description: "a 20-byte address: 0x followed by 40 hex digits",
+  format: ADDRESS_FORMAT,
+  description: "an address of the chain served, in its family's form (EVM: 0x followed by 40 hex digits)",
 });
-export const HexData = T.String({
-  pattern: "^0x([0-9a-fA-F]{2})*$",
-  description: "hex-encoded bytes: 0x followed by an even number of hex digits",
-});
-export const HexQuantity = T.String({
-  pattern: "^0x[0-9a-fA-F]{1,64}$",
-  description: "a hex quantity: 0x followed by 1 to 64 hex digits",
-});
-/** A quantity as the node takes it, or as an integer for convenience. */
-export const Quantity = T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), HexQuantity], {
-  description: "a quantity: 0x-hex string or integer >= 0",
-});
-export const StorageSlot = T.String({
-  pattern: "^0x[0-9a-fA-F]{1,64}$",
-  description: "a storage slot: 0x followed by 1 to 64 hex digits",
-});
-export const TransactionIndex = T.Integer({
-  minimum: 0,
-  maximum: 4294967295,
-  description: "a transaction index (an integer >= 0)",
-});
-export const Hydrated = T.Boolean({ description: "true for full transaction objects, false for hashes" });
-
-/** EIP-1898: a block by hash or number, for state queries. */
-export const BlockSelector = T.Union(
-  [
-    BlockInteger,
-    BlockString,
-    Hash32,
-    T.Object({ blockHash: Hash32, requireCanonical: T.Optional(T.Boolean()) }),
-    T.Object({ blockNumber: T.Union([BlockInteger, BlockString]) }),
-  ],
-  {
-    description: `${BLOCK_REF_DESCRIPTION}, a block hash, or an EIP-1898 object {blockHash} / {blockNumber}`,
-  },
-);
-
-const OptionalHexQuantity = T.Optional(HexQuantity);
-export const TransactionCall = T.Object(
-  {
-    from: T.Optional(Address),
-    to: T.Optional(T.Union([Address, T.Null()])),
-    gas: OptionalHexQuantity,
-    gasPrice: OptionalHexQuantity,
-    maxFeePerGas: OptionalHexQuantity,
-    maxPriorityFeePerGas: OptionalHexQuantity,
-    maxFeePerBlobGas: OptionalHexQuantity,
-    value: OptionalHexQuantity,
-    nonce: OptionalHexQuantity,
-    data: T.Optional(HexData),
-    input: T.Optional(HexData),
-    accessList: T.Optional(T.Array(T.Object({ address: Address, storageKeys: T.Array(Hash32) }))),
-  },
-  { description: "a transaction call object" },
-);
-
-export const TopicFilter = T.Union([Hash32, T.Null(), T.Array(T.Union([Hash32, T.Null()]))], {
-  description: "a 32-byte topic, null, or a list of alternatives",
-});
-export const LogFilter = T.Object(
-  {
-    fromBlock: T.Optional(BlockRef),
-    toBlock: T.Optional(BlockRef),
-    address: T.Optional(T.Union([Address, T.Array(Address)])),
-    topics: T.Optional(T.Array(TopicFilter, { maxItems: 4 })),
-    blockHash: T.Optional(Hash32),
-  },
-  { description: "a log filter object" },
-);
 
 // ---------------------------------------------------------------------------------------------------
 // Resources, for the OpenAPI document and the types of what the service builds
@@ -112,124 +41,6 @@ export const LogFilter = T.Object(
 const Str = T.String();
 const StrOrNull = T.Union([T.String(), T.Null()]);
 const opt = <S extends TSchema>(s: S) => T.Optional(s);
-
-export const Transaction = T.Object(
-  {
-    hash: Str,
-    nonce: opt(StrOrNull),
-    transactionIndex: Str,
-    from: Str,
-    to: opt(StrOrNull),
-    value: opt(StrOrNull),
-    gasPrice: opt(StrOrNull),
-    gas: opt(StrOrNull),
-    maxFeePerGas: opt(StrOrNull),
-    maxPriorityFeePerGas: opt(StrOrNull),
-    chainId: opt(StrOrNull),
-    accessList: opt(T.Union([T.Array(T.Unknown()), T.Null()])),
-    blockHash: Str,
-    blockNumber: Str,
-  },
-  { title: "Transaction" },
-);
-
-export const Block = T.Object(
-  {
-    number: T.Union([T.String(), T.Integer()]),
-    hash: Str,
-    parentHash: Str,
-    nonce: Str,
-    sha3Uncles: Str,
-    logsBloom: Str,
-    transactionsRoot: Str,
-    stateRoot: Str,
-    receiptsRoot: Str,
-    miner: Str,
-    difficulty: Str,
-    totalDifficulty: Str,
-    extraData: Str,
-    size: Str,
-    gasLimit: Str,
-    gasUsed: Str,
-    timestamp: Str,
-    uncles: T.Array(Str),
-    baseFeePerGas: opt(StrOrNull),
-    mixHash: Str,
-    transactions: T.Array(T.Union([Transaction, Str])),
-  },
-  { title: "Block" },
-);
-
-const logFields = {
-  address: Str,
-  blockHash: Str,
-  blockNumber: Str,
-  data: Str,
-  logIndex: Str,
-  topics: T.Array(Str),
-  transactionHash: Str,
-  transactionIndex: Str,
-};
-export const Log = T.Object(logFields, { title: "Log" });
-export const LogOut = T.Object(
-  { ...logFields, removed: T.Optional(T.Boolean({ default: false })) },
-  { title: "LogOut" },
-);
-
-export const Receipt = T.Object(
-  {
-    blockHash: Str,
-    blockNumber: Str,
-    contractAddress: opt(StrOrNull),
-    cumulativeGasUsed: Str,
-    from: StrOrNull,
-    gasUsed: Str,
-    status: opt(StrOrNull),
-    effectiveGasPrice: Str,
-    to: opt(StrOrNull),
-    transactionHash: Str,
-    transactionIndex: Str,
-    logs: T.Array(Log),
-  },
-  { title: "Receipt" },
-);
-
-const actionFields = [
-  "callType",
-  "gas",
-  "init",
-  "input",
-  "to",
-  "author",
-  "rewardType",
-  "value",
-  "address",
-  "balance",
-  "refundAddress",
-] as const;
-export const Action = T.Object(
-  { from: StrOrNull, ...Object.fromEntries(actionFields.map((f) => [f, opt(StrOrNull)])) },
-  { title: "Action" },
-);
-export const TraceResult = T.Object(
-  { gasUsed: opt(StrOrNull), output: opt(StrOrNull), address: opt(StrOrNull), code: opt(StrOrNull) },
-  { title: "Result" },
-);
-export const Trace = T.Object(
-  {
-    action: Action,
-    result: opt(T.Union([TraceResult, T.Null()])),
-    error: opt(StrOrNull),
-    subtraces: T.Integer(),
-    traceAddress: T.Array(T.Integer()),
-    transactionHash: opt(StrOrNull),
-    transactionPosition: opt(T.Union([T.Integer(), T.Null()])),
-    type: Str,
-    blockHash: Str,
-    blockNumber: T.Integer(),
-  },
-  { title: "Trace" },
-);
 
 export const TRANSFER_TYPES = ["erc20transfer", "erc721transfer", "trx"] as const;
 export const TransferTypeEnum = T.Union(
@@ -377,23 +188,10 @@ const MAX_FILTER_ADDRESSES = 1_000;
 const body = (properties: Parameters<typeof T.Object>[0], strict = false) =>
   T.Object(properties, strict ? { additionalProperties: false } : {});
 
+/** The bodies of the shared data operations (the node methods' are their family's: families/evm/schemas.ts). */
 export const Bodies = {
-  number: body({ number: BlockRef }),
-  blockByNumber: body({ number: BlockRef, is_full_trx: Hydrated }),
-  blockByHash: body({ hash: Hash32, is_full_trx: Hydrated }),
-  hash: body({ hash: Hash32 }),
-  trxHash: body({ trx_hash: Hash32 }),
-  trxByBlockNumberAndIndex: body({ block_number: BlockRef, trx_index: TransactionIndex }),
-  trxByBlockHashAndIndex: body({ block_hash: Hash32, trx_index: TransactionIndex }),
   timestamp: body({ timestamp: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }),
   date: body({ date: T.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$" }) }),
-  logs: body({
-    fromBlock: T.Optional(OptionalBlockRef),
-    toBlock: T.Optional(OptionalBlockRef),
-    address: T.Optional(T.Union([T.Array(Address), T.Null()])),
-    topics: T.Optional(T.Union([T.Array(T.Union([Hash32, T.Null()]), { maxItems: 4 }), T.Null()])),
-    blockHash: T.Optional(T.Union([Hash32, T.Null()])),
-  }),
   tokenBalances: body({
     address: Address,
     list_contract_address: T.Array(Address, { maxItems: MAX_BALANCE_CONTRACTS }),

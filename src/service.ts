@@ -14,8 +14,7 @@ import { createBlockQueries } from "./db/blockQueries";
 import { createDatabase } from "./db/database";
 import { createFilterStore } from "./db/filterStore";
 import { guardDatabase } from "./db/guard";
-import { migrate, migrationSettings } from "./db/migrate";
-import { createTokenStore } from "./db/tokenStore";
+import { migrate, migrationSettings, readMigrations } from "./db/migrate";
 import { createTransferQueries } from "./db/transferQueries";
 import { createEngine } from "./engine/engine";
 import { createChainHead } from "./engine/head";
@@ -35,14 +34,14 @@ import { watchFilterRouteSpecs } from "./http/watchFilters";
 import { startIndexer } from "./indexer/indexer";
 import type { Logger } from "./log";
 import { createMetrics, type Sources, zeroKnownSeries } from "./metrics";
-import { createNodeOperations } from "./operations/node";
 import { createStatsOperations } from "./operations/stats";
 import { createOperationTable } from "./operations/table";
-import { createTokenOperations } from "./operations/tokens";
 import { createTransferOperations } from "./operations/transfers";
-import { createSubscriptions, SUBSCRIPTION_KINDS } from "./realtime/subscriptions";
+import { createSubscriptions } from "./realtime/subscriptions";
 import { createUpstreamPool, type UpstreamPool } from "./upstream/pool";
+import type { NodeProtocol } from "./upstream/protocol";
 import { socketUrlOf } from "./upstream/socket";
+import { useAddressCodec } from "./validation";
 import { createWatchFilters } from "./watch/watchFilters";
 
 /** How long start-up waits for an upstream to say which chain it serves. */
@@ -61,18 +60,22 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-async function readChainId(upstream: UpstreamPool, log: Logger): Promise<bigint> {
+/** The chain's identity, as the first upstream to answer the family's identity call names it. */
+async function readIdentity(upstream: UpstreamPool, protocol: NodeProtocol, log: Logger): Promise<bigint> {
+  const { method, params } = protocol.identity;
   const deadline = Date.now() + CHAIN_ID_WAIT_MS;
   for (;;) {
     try {
-      return BigInt(JSON.parse((await upstream.call("eth_chainId", [])).raw) as string);
+      const identity = protocol.identityOf((await upstream.call(method, params)).raw);
+      if (identity === undefined) throw new Error(`${method} named no chain`);
+      return identity;
     } catch (error) {
       if (Date.now() >= deadline) {
         throw new Error(
-          `no upstream answered eth_chainId within ${CHAIN_ID_WAIT_MS / 1000} s: ${(error as Error).message}`,
+          `no upstream answered ${method} within ${CHAIN_ID_WAIT_MS / 1000} s: ${(error as Error).message}`,
         );
       }
-      log.warn("waiting for an upstream to answer eth_chainId", { error: (error as Error).message });
+      log.warn(`waiting for an upstream to answer ${method}`, { error: (error as Error).message });
       await Bun.sleep(CHAIN_ID_RETRY_MS);
     }
   }
@@ -101,6 +104,8 @@ export async function startService(
 
   try {
     const family = familyOf(config.chain);
+    // Before any route is compiled or any request is checked: addresses are the family's.
+    useAddressCodec(family.addresses);
     let upstreamUrls = config.upstreamUrls;
     let devNode: DevNode | undefined;
     if (upstreamUrls.length === 0) {
@@ -117,6 +122,7 @@ export async function startService(
     const headPollMs = config.headPollMs ?? devNode?.headPollMs ?? HEAD_POLL_MS;
     const pool = createUpstreamPool({
       urls: upstreamUrls,
+      protocol: family.node,
       socketUrls: upstreamUrls.map((url, i) => socketUrlOf(url, config.upstreamSocketUrls[i])),
       timeoutMs: config.upstreamTimeoutMs,
       deadlineMs: config.upstreamDeadlineMs,
@@ -147,15 +153,18 @@ export async function startService(
       metrics.upstreamUp.set({ upstream: u.name }, 1);
       metrics.upstreamBatchLimit.set({ upstream: u.name }, u.batchLimit);
     }
-    const chainId = await readChainId(pool, log);
+    const identity = await readIdentity(pool, family.node, log);
     // Every upstream is checked to serve this chain before it is used (and again after each failure).
-    await pool.expectChain(`0x${chainId.toString(16)}`);
-    const chain = family.describe(chainId, {
+    await pool.expectChain(identity);
+    const chain = family.describe(identity, {
       blockchain: config.chain,
       confirmations: config.confirmations,
     });
     const head = createChainHead({
       pool,
+      node: family.node,
+      refs: family.blockRefs,
+      finalityTags: family.finalityTags,
       confirmations: chain.confirmations,
       pollMs: headPollMs,
       log,
@@ -173,9 +182,11 @@ export async function startService(
     // The database schema, the disk tier and the fleet's keys belong to one chain: its id and genesis hash
     // name them, so another chain on the same database, DATA_DIR or Redis (a fresh dev chain, say) never
     // reads this one's data.
-    const genesis = JSON.parse((await pool.call("eth_getBlockByNumber", ["0x0", false])).raw) as {
-      hash: string;
-    };
+    const genesis = await family.node.readHeader(
+      family.blockRefs.encode(0n),
+      async (method, params) => (await pool.call(method, params)).raw,
+    );
+    if (!genesis) throw new Error("no upstream has the chain's first block");
     const database = await createDatabase({
       config,
       log,
@@ -183,7 +194,7 @@ export async function startService(
     });
     log.info("database schema", { schema: database.schema });
     cleanups.push(() => database.close());
-    await migrate(database.sql, log, migrationSettings(config));
+    await migrate(database.sql, log, migrationSettings(config), readMigrations(family.index.migrations));
 
     const auth = await createAuth({
       apiKeys: config.apiKeys,
@@ -215,8 +226,15 @@ export async function startService(
       });
       fleet = started;
       cleanups.push(() => started.stop());
-      if (secret) shareHeads({ fleet, head, secret, events: { bad: () => metrics.sharedBadHeads.inc() } });
-      else log.warn(NO_FLEET_SECRET);
+      if (secret) {
+        shareHeads({
+          fleet,
+          head,
+          secret,
+          parseHeader: family.node.parseHeader,
+          events: { bad: () => metrics.sharedBadHeads.inc() },
+        });
+      } else log.warn(NO_FLEET_SECRET);
     }
     const localLimiter = createRateLimiter();
     const limiter = fleet ? createSharedLimiter({ fleet, local: localLimiter }) : localLimiter;
@@ -248,6 +266,7 @@ export async function startService(
         : undefined;
     const cache = createCache({
       chain: head,
+      refs: family.blockRefs,
       memory,
       disk,
       shared,
@@ -263,6 +282,9 @@ export async function startService(
       head,
       // CACHE_MEMORY_MB=0 turns caching off (the disk tier only ever fills from the memory path).
       cache: config.cacheMemoryMb > 0 ? cache : undefined,
+      refs: family.blockRefs,
+      headNumber: family.headNumber,
+      methods: family.methods,
       events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
     });
     // What requests read and write goes through the guard: database failures become 503/504, never 500,
@@ -282,28 +304,44 @@ export async function startService(
     // what the indexer just wrote, so they stay on the primary.
     const readBlocks =
       database.read === database.sql ? blocks : guarded(createBlockQueries(database.read), "all");
+    const familyOperations = family.operations({
+      node,
+      head,
+      chain,
+      sql: database.sql,
+      guarded,
+      defaultTokens: config.defaultTokens,
+    });
     const table = createOperationTable([
-      ...createNodeOperations({ node, head }),
+      ...familyOperations.node,
       ...createTransferOperations({
         transfers: guarded(createTransferQueries(database.read), "all"),
         blocks: readBlocks,
         head,
         chain,
+        addresses: family.addresses,
       }),
-      ...createStatsOperations({ blocks: readBlocks, node, head }),
-      ...createTokenOperations({
+      ...createStatsOperations({
+        blocks: readBlocks,
         node,
-        tokens: guarded(createTokenStore(database.sql), "all"),
-        chain,
-        defaultTokens: config.defaultTokens,
+        head,
+        blockRefs: family.blockRefs,
+        headers: family.node,
       }),
+      ...familyOperations.data,
     ]);
     const watch = createWatchFilters({
       // add is idempotent (one filter per key, address, contract, approvals); remove is not.
-      filters: guarded(createFilterStore(database.sql), ["add", "list", "page", "nativeFilters", "matches"]),
+      filters: guarded(createFilterStore(database.sql), ["add", "list", "page"]),
+      matcher: family.createWatchMatcher({
+        sql: database.sql,
+        guard: (queries) => guarded(queries, "all"),
+        node,
+        chain,
+      }),
+      addresses: family.addresses,
       maxFilters: config.maxFiltersPerKey,
       blocks,
-      node,
       head,
       chain,
       log,
@@ -313,6 +351,7 @@ export async function startService(
       node,
       upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
       watch: { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
+      kinds: family.subscriptions,
       log,
       events: {
         notified: (kind, count) => metrics.wsNotifications.inc({ kind }, count),
@@ -324,6 +363,8 @@ export async function startService(
       sql: database.sql,
       exclusive: database.embedded,
       enabled: config.indexer,
+      family: family.index,
+      refs: family.blockRefs,
       node,
       head,
       chain,
@@ -377,7 +418,12 @@ export async function startService(
       log,
       maxBatchLength: config.maxBatchLength,
       maxBodyBytes: config.maxBodyBytes,
-      stream: { maxBlocks: config.streamMaxBlocks, prefetch: config.streamPrefetch },
+      stream: {
+        streams: family.streams,
+        blockRefs: family.blockRefs,
+        maxBlocks: config.streamMaxBlocks,
+        prefetch: config.streamPrefetch,
+      },
       subscriptions,
       ws: {
         maxSubscriptions: config.wsMaxSubscriptions,
@@ -397,7 +443,7 @@ export async function startService(
         config.cacheMemoryMb === 0
           ? []
           : ["memory", ...(disk ? ["disk"] : []), ...(shared ? ["shared"] : [])],
-      subscriptionKinds: SUBSCRIPTION_KINDS,
+      subscriptionKinds: subscriptions.kinds,
     });
     const server = listen({
       app,

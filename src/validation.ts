@@ -5,13 +5,37 @@
 import { FormatRegistry, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Errors, type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
+import { ADDRESS_FORMAT, type AddressCodec } from "./addresses";
 import { readBlockRef } from "./blockRef";
 import type { ValidationIssue } from "./errors";
 
+interface Format {
+  check(value: string): boolean;
+  /** What a mismatch says the input should be, in place of the schema's description. */
+  description?: string;
+  /** The issue type of a mismatch. */
+  type: string;
+}
+
 /** The string formats the schemas use (schemas.ts), registered with TypeBox before the first compile. */
-const FORMATS: Record<string, (value: string) => boolean> = {
-  "block-ref": (value) => readBlockRef(value) !== undefined,
-};
+const FORMATS = new Map<string, Format>([
+  ["block-ref", { check: (value) => readBlockRef(value) !== undefined, type: "value_error" }],
+]);
+
+/**
+ * Addresses in requests (the `address` format) are checked by the served family's codec from now on. The
+ * composition root calls it before any request: TypeBox's format registry is the process's. A mismatch
+ * reads as the pattern FastAPI checked addresses with did.
+ */
+export function useAddressCodec(codec: AddressCodec): void {
+  const format: Format = {
+    check: (value) => codec.canonical(value) !== undefined,
+    description: codec.description,
+    type: "string_pattern_mismatch",
+  };
+  FORMATS.set(ADDRESS_FORMAT, format);
+  FormatRegistry.Set(ADDRESS_FORMAT, format.check);
+}
 
 // A body can be wrong in thousands of places; the first few say enough.
 const MAX_ISSUES = 20;
@@ -25,8 +49,7 @@ export interface Validator<T = unknown> {
 }
 
 export function compile<T = unknown>(schema: TSchema): Validator<T> {
-  for (const [name, check] of Object.entries(FORMATS))
-    if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, check);
+  for (const [name, format] of FORMATS) if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, format.check);
   const compiled = TypeCompiler.Compile(schema);
   return {
     schema,
@@ -61,6 +84,8 @@ function pathSegments(path: string): (string | number)[] {
 
 /** "a valid integer", "a block number or tag", ... for a schema, from its description where it has one. */
 export function expected(schema: TSchema): string {
+  const format = typeof schema.format === "string" ? FORMATS.get(schema.format)?.description : undefined;
+  if (format !== undefined) return format;
   if (typeof schema.description === "string") return schema.description;
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (Array.isArray(schema.anyOf)) {
@@ -176,7 +201,11 @@ function toIssue(error: ValueError, prefix: Loc): ValidationIssue {
         ? { loc, msg: `Input should be ${schema.description}`, type: "string_pattern_mismatch" }
         : { loc, msg: `String should match pattern '${schema.pattern}'`, type: "string_pattern_mismatch" };
     case ValueErrorType.StringFormat:
-      return { loc, msg: `Input should be ${expected(schema)}`, type: "value_error" };
+      return {
+        loc,
+        msg: `Input should be ${expected(schema)}`,
+        type: FORMATS.get(schema.format as string)?.type ?? "value_error",
+      };
     case ValueErrorType.Literal:
       return { loc, msg: `Input should be ${JSON.stringify(schema.const)}`, type: "literal_error" };
     case ValueErrorType.Union:

@@ -5,8 +5,8 @@
  */
 import { expect, test } from "bun:test";
 import postgres from "postgres";
-import { migrate, readMigrations } from "../src/db/migrate";
 import { createLogger } from "../src/log";
+import { migrate, readMigrations } from "./support/migrations";
 import { postgresServer } from "./support/shared";
 
 const log = createLogger({ level: "silent" });

@@ -8,10 +8,11 @@
  *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
  * A hit is the answer's bytes as stored, spliced into the response without parsing.
  */
+import type { BlockRefs } from "../blockRef";
 import { type RawJson, rawText } from "../json";
 import type { DiskTier } from "./disk";
 import type { CacheEntry, MemoryTier } from "./memory";
-import { blockHexOfParams, blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
+import { blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
 
 /** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
 const BYTES_FROM_LENGTH = 16 * 1024;
@@ -80,6 +81,8 @@ function asStored(raw: string): RawJson {
 
 export function createCache(options: {
   chain: CanonicalChain;
+  /** How the family's nodes write block numbers and hashes, in params and answers. */
+  refs: BlockRefs;
   memory: MemoryTier;
   disk?: DiskTier;
   shared?: SharedTier;
@@ -89,7 +92,7 @@ export function createCache(options: {
   unfinalizedTtlMs: number;
   events?: CacheEvents;
 }): Cache {
-  const { chain, memory, disk, shared, events } = options;
+  const { chain, refs, memory, disk, shared, events } = options;
 
   /** Keys of the memory entries tied to an unfinalized block, by its height: written to disk once final. */
   const awaitingFinality = new Map<bigint, string[]>();
@@ -142,7 +145,7 @@ export function createCache(options: {
       case "result":
         return true;
       case "block": {
-        const number = blockOfParams(policy, params);
+        const number = blockOfParams(policy, params, refs);
         const final = chain.finalized();
         return number !== undefined && final !== undefined && number <= final;
       }
@@ -195,20 +198,20 @@ export function createCache(options: {
         return body;
       }
       case "block": {
-        const number = blockOfParams(policy, params);
+        const number = blockOfParams(policy, params, refs);
         if (number === undefined) return undefined;
-        const hash = policy.names ? blockOfResult(raw, policy.names)?.hash : undefined;
+        const hash = policy.names ? blockOfResult(raw, policy.names, refs)?.hash : undefined;
         return placeBlock(number, hash, raw, key, share);
       }
       case "result": {
         if (policy.names) {
           // A transaction not yet in a block has a null block hash: nothing to tie it to.
-          const block = blockOfResult(raw, policy.names);
+          const block = blockOfResult(raw, policy.names, refs);
           return block ? placeBlock(block.number, block.hash, raw, key, share) : undefined;
         }
         // Answers that do not name their block (counts by block hash): cached while the hash is one of
         // the blocks the follower knows.
-        const hash = (params[policy.hashParam ?? 0] as string).toLowerCase();
+        const hash = refs.normalizeHash(params[policy.hashParam ?? 0] as string);
         const number = chain.numberOf(hash);
         return number === undefined ? undefined : placeBlock(number, hash, raw, key, share);
       }
@@ -225,7 +228,7 @@ export function createCache(options: {
         case "result":
           return true;
         case "block":
-          return blockHexOfParams(policy, params) !== undefined;
+          return blockOfParams(policy, params, refs) !== undefined;
         default:
           return false;
       }

@@ -4,7 +4,8 @@
  * N (its number, and its hash where the call names one), or it is refused with a message saying why.
  */
 import { describe, expect, test } from "bun:test";
-import { METHODS } from "../engine/methods";
+import { evmBlockRefs } from "../families/evm/blockRef";
+import { EVM_POLICIES } from "../families/evm/methods";
 import { wrongBlock } from "./policy";
 
 const HASH_1 = "0xadb88e3bcab7a78b05e2a092ee7aa69988bac36518dec7766ec41097a8670101";
@@ -133,7 +134,7 @@ const trace = {
 
 /** wrongBlock of a method's policy, on the answer as a node writes it. */
 const check = (method: string, params: unknown[], answer: unknown) =>
-  wrongBlock(METHODS[method]!, params, JSON.stringify(answer));
+  wrongBlock(EVM_POLICIES[method]!, params, JSON.stringify(answer), evmBlockRefs);
 
 describe("answers that name the block asked pass", () => {
   test("blocks, receipts, transactions and traces, by number and by hash; an empty block's empty lists", () => {

@@ -1,7 +1,7 @@
 /**
  * How a node method's answer may be cached (docs/interface.md §8), and where its block parameter sits (tags
  * are resolved to numbers before a key is made; a call about block N avoids upstreams behind N). The table
- * of every method's policy is engine/methods.ts. The rules:
+ * of every method's policy is its family's method rows (EVM: families/evm/methods.ts). The rules:
  *  - static: never changes (chain id, network id): kept forever;
  *  - head: about the head (block number, gas price): kept for a short time, memory only;
  *  - block: about the block its block parameter names: forever once that block is final, else briefly
@@ -9,10 +9,11 @@
  *  - result: about the block its answer names (lookups by transaction or block hash): the same, with the
  *    block read from the answer;
  *  - never: writes, estimates, and anything `pending`.
+ * Block numbers and hashes in params and answers are read with the family's BlockRefs (blockRef.ts).
  */
 
+import type { BlockRefs } from "../blockRef";
 import { UpstreamProtocolError } from "../errors";
-import { isBlockNumberHex } from "../families/evm/blockRef";
 import { arrayElements, objectMembers, objectMembersAt, type Span, skipWhitespace } from "../json";
 
 export type BlockParam =
@@ -49,24 +50,19 @@ export interface MethodPolicy {
   write?: boolean;
 }
 
-/** The block number a prepared `block`-rule call is about, as node-form hex, when its params name one. */
-export function blockHexOfParams(policy: MethodPolicy, params: unknown[]): string | undefined {
+/** The param naming the block a call is about: its block param, or a log filter's end (not by hash). */
+function blockParam(policy: MethodPolicy, params: unknown[]): unknown {
   const block = policy.block;
   if (!block) return undefined;
-  const value =
-    block.kind === "filter"
-      ? (() => {
-          const filter = params[block.index] as { toBlock?: unknown; blockHash?: unknown } | undefined;
-          return filter?.blockHash === undefined ? filter?.toBlock : undefined;
-        })()
-      : params[block.index];
-  return typeof value === "string" && isBlockNumberHex(value) ? value : undefined;
+  if (block.kind === "position") return params[block.index];
+  const filter = params[block.index] as { toBlock?: unknown; blockHash?: unknown } | undefined;
+  return filter?.blockHash === undefined ? filter?.toBlock : undefined;
 }
 
 /** The block number a prepared `block`-rule call is about, when its params name one. */
-export function blockOfParams(policy: MethodPolicy, params: unknown[]): bigint | undefined {
-  const hex = blockHexOfParams(policy, params);
-  return hex === undefined ? undefined : BigInt(hex);
+export function blockOfParams(policy: MethodPolicy, params: unknown[], refs: BlockRefs): bigint | undefined {
+  const value = blockParam(policy, params);
+  return typeof value === "string" ? refs.numberOf(value) : undefined;
 }
 
 function memberText(text: string, members: Map<string, Span>, name: string): string | undefined {
@@ -87,7 +83,6 @@ function objectStart(text: string, first: boolean | undefined): number | undefin
 }
 
 const malformed = (what: string) => new UpstreamProtocolError(`upstream answered a malformed ${what}`);
-const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** A block number member: a hex quantity or an integer (traces). */
 function numberOf(text: string): bigint {
@@ -100,11 +95,11 @@ function numberOf(text: string): bigint {
   return BigInt(text);
 }
 
-/** A block hash member: 32 bytes of hex, lower-cased as every hash the service compares. */
-function hashOf(text: string): string {
+/** A block hash member, in the form every hash the service compares is in. */
+function hashOf(text: string, refs: BlockRefs): string {
   const value = text.startsWith('"') ? (JSON.parse(text) as string) : undefined;
-  if (value === undefined || !BLOCK_HASH.test(value)) throw malformed("block hash");
-  return value.toLowerCase();
+  if (value === undefined || !refs.isHash(value)) throw malformed("block hash");
+  return refs.normalizeHash(value);
 }
 
 /**
@@ -113,14 +108,18 @@ function hashOf(text: string): string {
  * empty list, a transaction not yet in a block); an UpstreamProtocolError when the members are not what a
  * node sends (a number that is no number, a hash that is no hash).
  */
-export function blockOfResult(text: string, names: BlockNames): { number: bigint; hash: string } | undefined {
+export function blockOfResult(
+  text: string,
+  names: BlockNames,
+  refs: BlockRefs,
+): { number: bigint; hash: string } | undefined {
   const start = objectStart(text, names.first);
   if (start === undefined) return undefined;
   const members = objectMembers(text, start);
   const numberText = memberText(text, members, names.number);
   const hashText = memberText(text, members, names.hash);
   if (numberText === undefined || hashText === undefined || hashText === "null") return undefined;
-  return { number: numberOf(numberText), hash: hashOf(hashText) };
+  return { number: numberOf(numberText), hash: hashOf(hashText, refs) };
 }
 
 /**
@@ -129,9 +128,14 @@ export function blockOfResult(text: string, names: BlockNames): { number: bigint
  * is. Never throws: the engine applies it to every node answer and every value of the fleet's shared tier
  * before either is kept or given.
  */
-export function wrongBlock(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
+export function wrongBlock(
+  policy: MethodPolicy,
+  params: unknown[],
+  text: string,
+  refs: BlockRefs,
+): string | undefined {
   try {
-    return blockMismatch(policy, params, text);
+    return blockMismatch(policy, params, text, refs);
   } catch (error) {
     // The scanner found no list of objects where one belongs: the node's answer has the wrong shape.
     if (error instanceof SyntaxError) return "upstream answered a malformed result";
@@ -140,18 +144,25 @@ export function wrongBlock(policy: MethodPolicy, params: unknown[], text: string
   }
 }
 
-function blockMismatch(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
-  if (policy.block?.kind === "filter") return logsOutOfRange(policy, params, text);
-  return policy.names ? namesMismatch(text, policy.names, askedOf(policy, params)) : undefined;
+function blockMismatch(
+  policy: MethodPolicy,
+  params: unknown[],
+  text: string,
+  refs: BlockRefs,
+): string | undefined {
+  if (policy.block?.kind === "filter") return logsOutOfRange(policy, params, text, refs);
+  return policy.names ? namesMismatch(text, policy.names, askedOf(policy, params, refs), refs) : undefined;
 }
 
-function logsOutOfRange(policy: MethodPolicy, params: unknown[], text: string): string | undefined {
+function logsOutOfRange(
+  policy: MethodPolicy,
+  params: unknown[],
+  text: string,
+  refs: BlockRefs,
+): string | undefined {
   const filter = params[policy.block!.index] as { fromBlock?: unknown; toBlock?: unknown };
-  const from =
-    typeof filter?.fromBlock === "string" && isBlockNumberHex(filter.fromBlock)
-      ? BigInt(filter.fromBlock)
-      : undefined;
-  const to = blockOfParams(policy, params);
+  const from = typeof filter?.fromBlock === "string" ? refs.numberOf(filter.fromBlock) : undefined;
+  const to = blockOfParams(policy, params, refs);
   if (from === undefined || to === undefined) return undefined;
   const logs = arrayElements(text, 0);
   for (const log of [logs[0], logs[logs.length - 1]]) {
@@ -173,14 +184,15 @@ interface Asked {
   unnamed?: "both" | "either";
 }
 
-function askedOf(policy: MethodPolicy, params: unknown[]): Asked {
-  if (policy.hashParam !== undefined) return { hash: String(params[policy.hashParam]).toLowerCase() };
+function askedOf(policy: MethodPolicy, params: unknown[], refs: BlockRefs): Asked {
+  if (policy.hashParam !== undefined) return { hash: refs.normalizeHash(String(params[policy.hashParam])) };
   // A result named by a transaction's hash: the transaction may not be in a block yet.
   if (policy.block?.kind !== "position") return { unnamed: "both" };
   const ref = params[policy.block.index];
   if (typeof ref !== "string") return {};
-  if (isBlockNumberHex(ref)) return { number: BigInt(ref) };
-  if (BLOCK_HASH.test(ref)) return { hash: ref.toLowerCase() };
+  const number = refs.numberOf(ref);
+  if (number !== undefined) return { number };
+  if (refs.isHash(ref)) return { hash: refs.normalizeHash(ref) };
   return ref === "pending" ? { unnamed: "either" } : {};
 }
 
@@ -189,17 +201,17 @@ const RBRACKET = 93;
 const COMMA = 44;
 
 /** `null` is "not found"; anything else is the object, or for `first` the list of objects, naming the block. */
-function namesMismatch(text: string, names: BlockNames, asked: Asked): string | undefined {
+function namesMismatch(text: string, names: BlockNames, asked: Asked, refs: BlockRefs): string | undefined {
   let i = skipWhitespace(text, 0);
   if (text.startsWith("null", i)) return undefined;
-  if (!names.first) return objectMismatch(text, objectMembers(text, i), names, asked);
+  if (!names.first) return objectMismatch(text, objectMembers(text, i), names, asked, refs);
   // Every element, in one pass: a list that mixes blocks is as wrong as one about another block.
   if (text.charCodeAt(i) !== LBRACKET) throw new SyntaxError("expected a list");
   i = skipWhitespace(text, i + 1);
   if (text.charCodeAt(i) === RBRACKET) return undefined;
   for (;;) {
     const { members, end } = objectMembersAt(text, i);
-    const wrong = objectMismatch(text, members, names, asked);
+    const wrong = objectMismatch(text, members, names, asked, refs);
     if (wrong) return wrong;
     i = skipWhitespace(text, end);
     if (text.charCodeAt(i) === RBRACKET) return undefined;
@@ -213,6 +225,7 @@ function objectMismatch(
   members: Map<string, Span>,
   names: BlockNames,
   asked: Asked,
+  refs: BlockRefs,
 ): string | undefined {
   const numberText = memberText(text, members, names.number);
   const hashText = memberText(text, members, names.hash);
@@ -227,7 +240,7 @@ function objectMismatch(
   if (number !== undefined && asked.number !== undefined && number !== asked.number) {
     return `upstream answered about block ${number} when asked about block ${asked.number}`;
   }
-  const hash = hashText === "null" ? undefined : hashOf(hashText);
+  const hash = hashText === "null" ? undefined : hashOf(hashText, refs);
   if (hash !== undefined && asked.hash !== undefined && hash !== asked.hash) {
     return `upstream answered about block ${hash} when asked about block ${asked.hash}`;
   }

@@ -14,7 +14,7 @@ import { loadConfig, type Rate } from "../config";
 import { createApiKeyStore, hashKey } from "../db/apiKeys";
 import { createDatabase } from "../db/database";
 import { databaseFailure } from "../db/guard";
-import { migrate, migrationSettings } from "../db/migrate";
+import { migrate, migrationSettings, readMigrations } from "../db/migrate";
 import { createLogger } from "../log";
 
 const USAGE = `usage: npm run keys -- add <label> [--rate <per-second>/<burst>]
@@ -69,7 +69,9 @@ async function run(command: Command): Promise<number> {
   const log = createLogger({ level: "error" });
   const database = await createDatabase({ config, log });
   try {
-    await migrate(database.sql, log, migrationSettings(config));
+    // sql/common/ only: the keys CLI has no chain, so no family; the chain's own tables are made by its
+    // service when it starts (db/migrate.ts), in the schema it claims.
+    await migrate(database.sql, log, migrationSettings(config), readMigrations());
     const store = createApiKeyStore(database.sql);
     if (command.name === "add") {
       const key = randomBytes(KEY_BYTES).toString("base64url");

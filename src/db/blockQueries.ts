@@ -24,9 +24,21 @@ export interface DayStatsRecord {
 const block = (row: { number: string; timestamp: string } | undefined): IndexedBlock | undefined =>
   row ? { number: BigInt(row.number), timestamp: BigInt(row.timestamp) } : undefined;
 
-export function createBlockQueries(sql: Sql) {
+export interface BlockQueries {
+  /** The first and the last block of the index; undefined while it is empty. */
+  bounds(): Promise<{ first: IndexedBlock; last: IndexedBlock } | undefined>;
+  /** Where the index starts and ends (it ends at first - 1 while empty); undefined before it starts. */
+  progress(): Promise<{ first: bigint; last: bigint } | undefined>;
+  /** An indexed block's hash and time. */
+  block(number: bigint): Promise<{ hash: string; timestamp: bigint } | undefined>;
+  /** The last indexed block whose timestamp is at or before `unixSeconds`. */
+  atOrBefore(unixSeconds: bigint): Promise<IndexedBlock | undefined>;
+  /** A UTC day's figures (`YYYY-MM-DD`); undefined for a day without a block. */
+  dayStats(day: string): Promise<DayStatsRecord | undefined>;
+}
+
+export function createBlockQueries(sql: Sql): BlockQueries {
   return {
-    /** The first and the last block of the index; undefined while it is empty. */
     async bounds(): Promise<{ first: IndexedBlock; last: IndexedBlock } | undefined> {
       const [row] = await sql`select f.number::text as first_number, f.timestamp::text as first_timestamp,
           l.number::text as last_number, l.timestamp::text as last_timestamp
@@ -41,13 +53,11 @@ export function createBlockQueries(sql: Sql) {
       };
     },
 
-    /** Where the index starts and ends (it ends at first - 1 while empty); undefined before it starts. */
     async progress(): Promise<{ first: bigint; last: bigint } | undefined> {
       const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
       return row ? { first: BigInt(row.first as string), last: BigInt(row.last as string) } : undefined;
     },
 
-    /** An indexed block's hash and time. */
     async block(number: bigint): Promise<{ hash: string; timestamp: bigint } | undefined> {
       const [row] = await sql`select encode(hash, 'hex') as hash, timestamp::text as timestamp from blocks
         where number = ${number.toString()}::bigint`;
@@ -56,7 +66,6 @@ export function createBlockQueries(sql: Sql) {
         : undefined;
     },
 
-    /** The last indexed block whose timestamp is at or before `unixSeconds`. */
     async atOrBefore(unixSeconds: bigint): Promise<IndexedBlock | undefined> {
       const [row] = await sql`select number::text as number, timestamp::text as timestamp from blocks
         where timestamp <= ${unixSeconds.toString()}::bigint order by timestamp desc, number desc limit 1`;
@@ -87,5 +96,3 @@ export function createBlockQueries(sql: Sql) {
     },
   };
 }
-
-export type BlockQueries = ReturnType<typeof createBlockQueries>;

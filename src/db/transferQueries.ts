@@ -41,7 +41,14 @@ export interface TransferRecord {
 const SIDE_BIT = { from: 1, to: 2 } as const;
 const unhex = (list: string[]) => list.map((a) => a.slice(2));
 
-export function createTransferQueries(sql: Sql) {
+export interface TransferQueries {
+  /** A page of transfers, in the interface's order (blockNumber, transactionIndex, logIndex). */
+  transfers(q: TransferQuery): Promise<TransferRecord[]>;
+  /** The plan PostgreSQL chooses for a query (for the bench). */
+  explain(q: TransferQuery): Promise<string>;
+}
+
+export function createTransferQueries(sql: Sql): TransferQueries {
   const empty = sql``;
 
   /** The filters both queries share, on a table with transfer_type and contract_address columns. */
@@ -110,12 +117,9 @@ export function createTransferQueries(sql: Sql) {
       }));
     },
 
-    /** The plan PostgreSQL chooses for a query (for the bench). */
     async explain(q: TransferQuery): Promise<string> {
       const rows = await sql`explain (analyze, buffers) ${pageKeys(q)}`;
       return rows.map((r) => r["QUERY PLAN"] as string).join("\n");
     },
   };
 }
-
-export type TransferQueries = ReturnType<typeof createTransferQueries>;

@@ -16,20 +16,12 @@ export interface NodeResult {
   upstream?: string;
 }
 
-/**
- * A block's traces in the form an upstream could give: Parity's `trace_block` where one has it, else
- * geth's `debug_traceBlockByNumber` with the call tracer (a tree per transaction, in the order of the
- * block's `transactions`). `traces` is the JSON text, `null` for a block the node does not have.
- */
-export type BlockTraces =
-  | { format: "parity"; traces: string }
-  | { format: "callTracer"; traces: string; transactions: string[] };
-
 export interface NodeClient {
   /**
    * A node method with params in the node's form. Synchronous on a cache hit; a Promise when the answer
-   * must be fetched. `eth_getBlockReceipts` works on every upstream: where one lacks it, the list is
-   * assembled from the block's transaction receipts (engine/methods.ts).
+   * must be fetched. A family's methods that need more than one call work on every upstream (EVM:
+   * `eth_getBlockReceipts` is assembled from the block's transaction receipts where one lacks it,
+   * families/evm/evmFetch.ts).
    */
   call(method: string, params: unknown[]): NodeResult | Promise<NodeResult>;
   /**
@@ -38,8 +30,6 @@ export interface NodeClient {
    * `call` what is missing). Bytes are valid only during `use`.
    */
   readStored(method: string, params: unknown[], use: (raw: RawJson) => void): boolean;
-  /** The traces of the block at a node-form number. */
-  blockTraces(block: string): Promise<BlockTraces>;
 }
 
 /** The result as JSON text, for callers that read it. */

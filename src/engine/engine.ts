@@ -1,18 +1,20 @@
 /**
  * The engine: block tags resolved against the followed head, a canonical key, the cache, identical calls
- * in flight coalesced, then the method's way to the upstreams (engine/methods.ts) and the pool (batching,
- * failover). Results stay raw JSON text or bytes.
+ * in flight coalesced, then the method's way to the upstreams (the family's: engine/methodTable.ts) and the
+ * pool (batching, failover). Results stay raw JSON text or bytes.
  */
+
+import type { BlockRefs } from "../blockRef";
 import type { Cache } from "../cache/cache";
 import { type MethodPolicy, wrongBlock } from "../cache/policy";
 import { UpstreamProtocolError } from "../errors";
-import { isBlockNumberHex, quantity } from "../families/evm/blockRef";
 import { fastJson, type RawJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
 import type { NodeClient, NodeResult } from "./client";
 import { createCoalescer } from "./coalescer";
 import { blockAtTag, type ChainHead } from "./head";
-import { createMethods, METHODS } from "./methods";
+import type { HeadNumberMethod } from "./headNumber";
+import type { MethodTable } from "./methodTable";
 
 export interface EngineEvents {
   coalesced?(method: string): void;
@@ -20,14 +22,21 @@ export interface EngineEvents {
 
 interface Resolved {
   value: unknown;
-  /** The block number the value names, as node-form hex, when it names one. */
-  hex?: string;
+  /** The block number the value names, when it names one. */
+  n?: bigint;
 }
 
-/** Params prepared (tags as numbers), and the block an upstream must have reached to answer them. */
+/**
+ * Params prepared (tags as numbers), the block an upstream must have reached to answer them, and what
+ * their tags were resolved to.
+ */
 interface Prepared {
   params: unknown[];
-  minBlock?: string;
+  minBlock?: bigint;
+  /** Each moving tag the params named, and the block it named. */
+  named: TagAt[];
+  /** Some moving value named no block (`pending`, or a head not fresh): the preparation holds only now. */
+  unpinned: boolean;
 }
 
 /** A moving tag a call named, and the block it named then. */
@@ -52,32 +61,43 @@ export function createEngine(options: {
   /** Undefined: nothing is cached (CACHE_MEMORY_MB=0). */
   cache?: Cache;
   events?: EngineEvents;
+  /** The family's node methods: their cache policies and their way to the upstreams. */
+  methods: MethodTable;
+  /** How the family's nodes write block numbers and hashes. */
+  refs: BlockRefs;
+  /** The family's method answered from the followed head, when it has one. */
+  headNumber?: HeadNumberMethod;
 }): NodeClient {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string; fleet?: boolean }>();
-  const methods = createMethods({ pool, head, node: () => engine });
+  const { methods } = options;
+  const fetchMiss = methods.createFetch({ pool, head, node: () => engine });
 
-  // The hex of the last tag resolution (and the JSON of eth_blockNumber), reused while the chain stays.
+  const { refs, headNumber } = options;
+  const earliest = refs.encode(0n);
+  // The node form of the last tag resolution, and the head-number method's answer, reused while the chain
+  // stays.
   let lastN: bigint | undefined;
-  let lastHex = "";
-  let lastJson = "";
-  const hexOf = (n: bigint) => {
+  let lastRef = "";
+  const refOf = (n: bigint) => {
     if (n !== lastN) {
       lastN = n;
-      lastHex = quantity(n);
-      lastJson = `"${lastHex}"`;
+      lastRef = refs.encode(n);
     }
-    return lastHex;
+    return lastRef;
+  };
+  let answeredN: bigint | undefined;
+  let lastAnswer = "";
+  const headAnswer = (method: HeadNumberMethod, n: bigint) => {
+    if (n !== answeredN) {
+      answeredN = n;
+      lastAnswer = method.answer(n);
+    }
+    return lastAnswer;
   };
 
-  /**
-   * What the last preparation resolved its tags to (set by `prepare`, read by `plan`): each tag and the
-   * block it named, and whether some moving value named none (`pending`, or a head not fresh).
-   */
-  let named: TagAt[] = [];
-  let unpinned = false;
-
-  function resolve(ref: unknown): Resolved {
+  /** A block reference in node form, tags resolved; what a moving tag named is noted in `into`. */
+  function resolve(ref: unknown, into: Prepared): Resolved {
     if (typeof ref !== "string") return { value: ref };
     switch (ref) {
       case "latest":
@@ -85,60 +105,65 @@ export function createEngine(options: {
       case "finalized": {
         const n = blockAtTag(head, ref);
         if (n === undefined) {
-          unpinned = true;
+          into.unpinned = true;
           return { value: ref };
         }
-        named.push({ tag: ref, n });
-        const hex = hexOf(n);
-        return { value: hex, hex };
+        into.named.push({ tag: ref, n });
+        return { value: refOf(n), n };
       }
       case "earliest":
-        return { value: "0x0", hex: "0x0" };
+        return { value: earliest, n: 0n };
       case "pending":
-        unpinned = true;
+        into.unpinned = true;
         return { value: ref };
-      default:
-        return isBlockNumberHex(ref) ? { value: ref, hex: ref } : { value: ref };
+      default: {
+        const n = refs.numberOf(ref);
+        return n === undefined ? { value: ref } : { value: ref, n };
+      }
     }
   }
 
-  /** The params with tags as numbers (while the head is fresh), and the block they are about. */
+  /** The params with tags as numbers (while the head is fresh), the block they are about, the tags named. */
   function prepare(method: string, params: unknown[]): Prepared {
-    named = [];
-    unpinned = false;
-    const block = METHODS[method]?.block;
-    if (!block) return { params };
+    const prepared: Prepared = { params, named: [], unpinned: false };
+    const ready = (out: unknown[], minBlock: bigint | undefined) => {
+      prepared.params = out;
+      prepared.minBlock = minBlock;
+      return prepared;
+    };
+    const block = methods.policy(method)?.block;
+    if (!block) return prepared;
     const out = params.slice();
     if (block.kind === "filter") {
       const filter = { ...(out[block.index] as Record<string, unknown>) };
-      if (filter.blockHash !== undefined) return { params };
-      const from = resolve(filter.fromBlock ?? "latest");
-      const to = resolve(filter.toBlock ?? "latest");
-      if (from.hex !== undefined) filter.fromBlock = from.value;
-      if (to.hex !== undefined) filter.toBlock = to.value;
+      if (filter.blockHash !== undefined) return prepared;
+      const from = resolve(filter.fromBlock ?? "latest", prepared);
+      const to = resolve(filter.toBlock ?? "latest", prepared);
+      if (from.n !== undefined) filter.fromBlock = from.value;
+      if (to.n !== undefined) filter.toBlock = to.value;
       out[block.index] = filter;
       // The upstream must have reached the end of the range.
-      return { params: out, minBlock: to.hex ?? from.hex };
+      return ready(out, to.n ?? from.n);
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.
-      if (!block.optional || out.length !== block.index) return { params };
-      const r = resolve("latest");
-      if (r.hex === undefined) return { params };
+      if (!block.optional || out.length !== block.index) return prepared;
+      const r = resolve("latest", prepared);
+      if (r.n === undefined) return prepared;
       out.push(r.value);
-      return { params: out, minBlock: r.hex };
+      return ready(out, r.n);
     }
     const value = out[block.index];
     if (typeof value === "object" && value !== null) {
       const selector = value as { blockNumber?: unknown };
-      if (selector.blockNumber === undefined) return { params };
-      const r = resolve(selector.blockNumber);
+      if (selector.blockNumber === undefined) return prepared;
+      const r = resolve(selector.blockNumber, prepared);
       out[block.index] = { blockNumber: r.value };
-      return { params: out, minBlock: r.hex };
+      return ready(out, r.n);
     }
-    const r = resolve(value);
+    const r = resolve(value, prepared);
     out[block.index] = r.value;
-    return { params: out, minBlock: r.hex };
+    return ready(out, r.n);
   }
 
   /**
@@ -149,12 +174,12 @@ export function createEngine(options: {
    * prepared again only when the head moves. The key names the block by number either way, and the cache
    * checks that number's block against the canonical chain on every lookup.
    */
-  const plans = new WeakMap<unknown[], { call: PlannedCall; named: TagAt[] }>();
+  const plans = new WeakMap<unknown[], PlannedCall>();
   function plan(method: string, params: unknown[]): PlannedCall {
     const known = plans.get(params);
-    if (known !== undefined && known.call.method === method && stillNamed(known.named)) return known.call;
+    if (known !== undefined && known.method === method && stillNamed(known.prepared.named)) return known;
     const prepared = prepare(method, params);
-    const policy = METHODS[method];
+    const policy = methods.policy(method);
     const call: PlannedCall = {
       method,
       prepared,
@@ -162,7 +187,7 @@ export function createEngine(options: {
       policy,
       tiers: policy && cache?.cacheable(policy, prepared.params) ? cache : undefined,
     };
-    if (!unpinned && Object.isFrozen(params)) plans.set(params, { call, named });
+    if (!prepared.unpinned && Object.isFrozen(params)) plans.set(params, call);
     return call;
   }
 
@@ -177,13 +202,10 @@ export function createEngine(options: {
   const engine: NodeClient = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
     call(method, params): NodeResult | Promise<NodeResult> {
-      if (method === "eth_blockNumber") {
-        // The followed head answers, so eth_blockNumber and every `latest` name the same block.
+      if (method === headNumber?.method) {
+        // The followed head answers, so the head-number method and every `latest` name the same block.
         const latest = head.latest();
-        if (latest !== undefined) {
-          hexOf(latest);
-          return { raw: lastJson, source: "memory" };
-        }
+        if (latest !== undefined) return { raw: headAnswer(headNumber, latest), source: "memory" };
       }
       const { prepared, key, policy, tiers } = plan(method, params);
       if (tiers && policy) {
@@ -196,17 +218,17 @@ export function createEngine(options: {
         const fromFleet =
           tiers && policy
             ? tiers.lookupShared(key, policy, prepared.params, (raw) =>
-                wrongBlock(policy, prepared.params, raw),
+                wrongBlock(policy, prepared.params, raw, refs),
               )
             : undefined;
         const found = fromFleet && (await fromFleet);
         if (found !== undefined) return { raw: found, upstream: "", fleet: true };
-        const minBlock = prepared.minBlock === undefined ? undefined : BigInt(prepared.minBlock);
+        const { minBlock } = prepared;
         const reached = policy?.block?.kind === "filter";
-        const result = await methods.fetch(method, prepared.params, { minBlock, reached });
+        const result = await fetchMiss(method, prepared.params, { minBlock, reached });
         // An answer about another block than the one asked, or that does not name its block, or of the wrong
         // shape, is the node's fault: never kept, never given (checked only on a miss).
-        const wrong = policy && wrongBlock(policy, prepared.params, result.raw);
+        const wrong = policy && wrongBlock(policy, prepared.params, result.raw, refs);
         if (wrong) throw new UpstreamProtocolError(wrong);
         // An answer about a block past the head says the chain has got there.
         if (minBlock !== undefined && result.raw !== "null") head.sawBlock(minBlock);
@@ -228,11 +250,10 @@ export function createEngine(options: {
       );
     },
     readStored(method, params, use) {
-      const policy = METHODS[method];
+      const policy = methods.policy(method);
       if (!cache || !policy || !cache.cacheable(policy, params)) return false;
       return cache.readFinal(keyOf(method, params), use);
     },
-    blockTraces: (block) => methods.blockTraces(block),
   };
   return engine;
 }

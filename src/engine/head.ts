@@ -13,17 +13,21 @@
  * - the head never goes down: a lower head from one upstream is lag, never a reorg;
  * - a reorg is a different hash at a height already seen: the follower walks back to the common ancestor
  *   and tells its listeners the blocks dropped and the ones that replace them, from the fork up;
- * - finality is the node's `finalized` block where it has one, and never closer to the head than
- *   CONFIRMATIONS; the tags are read again whenever the head moves. An upstream without the tags (an old
- *   client) is remembered by the pool as lacking them; when none has them, finality is counted in blocks.
+ * - finality is the node's final block where it names one (its family's FinalityTags), and never closer
+ *   to the head than CONFIRMATIONS; the tags are read again whenever the head moves. An upstream without
+ *   the tags (an old client) is remembered by the pool as lacking them; when none has them, or the family's
+ *   nodes have no such tags, finality is counted in blocks.
+ *
+ * Blocks are read through the family's node protocol (upstream/protocol.ts `readHeader`), named by its
+ * BlockRefs.
  */
 
 import type { BlockHeader } from "../blockHeader";
+import type { BlockRefs } from "../blockRef";
 import { NodeError } from "../errors";
-import { parseHeader } from "../families/evm/blockHeader";
-import { quantity } from "../families/evm/blockRef";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
+import type { NodeProtocol } from "../upstream/protocol";
 
 /** Without a live WebSocket, a head not confirmed for this many polls (plus a second) is not used. */
 const FRESH_POLLS = 3;
@@ -79,18 +83,36 @@ export interface ChainHead {
   stop(): void;
 }
 
+/**
+ * The tags a family's nodes name their last final block and their safe block by, in node form (EVM:
+ * `finalized`, `safe`); a tag left out is one they lack.
+ */
+export interface FinalityTags {
+  readonly finalized?: string;
+  readonly safe?: string;
+}
+
 /** The block a moving tag names now, when it is known. */
 export function blockAtTag(head: ChainHead, tag: "latest" | "safe" | "finalized"): bigint | undefined {
   return tag === "latest" ? head.latest() : tag === "safe" ? head.safe() : head.finalized();
 }
 
+/** What the follower uses of the upstream pool: its calls, the heads its upstreams report, their polls. */
+export type FollowedPool = Pick<UpstreamPool, "call" | "onHead" | "pushing" | "pollNow">;
+
 export function createChainHead(options: {
-  pool: UpstreamPool;
+  pool: FollowedPool;
+  /** How blocks are read from the family's nodes. */
+  node: Pick<NodeProtocol, "readHeader">;
+  /** How the family's nodes write block numbers. */
+  refs: BlockRefs;
+  /** Undefined: the family's nodes name no final block, finality is counted in blocks only. */
+  finalityTags?: FinalityTags;
   confirmations: number;
   pollMs: number;
   log: Logger;
 }): ChainHead {
-  const { pool, pollMs, log } = options;
+  const { pool, node, refs, pollMs, log } = options;
   const confirmations = BigInt(options.confirmations);
   const known = new Map<bigint, BlockHeader>();
   const recent = new Map<string, BlockHeader>();
@@ -110,13 +132,15 @@ export function createChainHead(options: {
   let sawPolling = false;
   let stopped = false;
 
-  async function header(ref: string, minBlock?: bigint, feature?: string): Promise<BlockHeader | undefined> {
-    const { raw } = await pool.call("eth_getBlockByNumber", [ref, false], { minBlock, feature });
-    return parseHeader(raw);
+  function header(ref: string, minBlock?: bigint, feature?: string): Promise<BlockHeader | undefined> {
+    return node.readHeader(ref, async (method, params) => {
+      return (await pool.call(method, params, { minBlock, feature })).raw;
+    });
   }
 
-  /** The tag's block number; undefined when no upstream has the tag (it refuses the request). */
-  async function readTag(tag: "finalized" | "safe"): Promise<bigint | undefined> {
+  /** The tag's block number; undefined when the nodes lack the tag (every upstream refuses the request). */
+  async function readTag(tag: string | undefined): Promise<bigint | undefined> {
+    if (tag === undefined) return undefined;
     try {
       return (await header(tag, undefined, `tag:${tag}`))?.number;
     } catch (error) {
@@ -135,7 +159,8 @@ export function createChainHead(options: {
       do {
         finalityAgain = false;
         try {
-          const [f, s] = await Promise.all([readTag("finalized"), readTag("safe")]);
+          const tags = options.finalityTags;
+          const [f, s] = await Promise.all([readTag(tags?.finalized), readTag(tags?.safe)]);
           nodeFinalized = f;
           nodeSafe = s;
           finalityMoved();
@@ -242,7 +267,7 @@ export function createChainHead(options: {
     }
     const heights: bigint[] = [];
     for (let n = start; n < lowest.number; n++) heights.push(n);
-    for (const h of await Promise.all(heights.map((n) => header(quantity(n), n))))
+    for (const h of await Promise.all(heights.map((n) => header(refs.encode(n), n))))
       if (h) incoming.set(h.number, h);
 
     // Walk down from the head until the chain links to a block already known with the same hash.
@@ -258,7 +283,7 @@ export function createChainHead(options: {
         const knownParent = known.get(parentNumber);
         if (knownParent?.hash === current.parentHash || (!knownParent && parentNumber < start)) break;
         // The known parent was reorganized away: find the one that replaced it.
-        parent = recent.get(current.parentHash) ?? (await header(quantity(parentNumber), parentNumber));
+        parent = recent.get(current.parentHash) ?? (await header(refs.encode(parentNumber), parentNumber));
         // The chain moved again while we walked: the next head starts over.
         if (parent?.hash !== current.parentHash) return;
         incoming.set(parentNumber, parent);

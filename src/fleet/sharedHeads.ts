@@ -12,7 +12,6 @@
  */
 
 import type { BlockHeader } from "../blockHeader";
-import { parseHeader } from "../families/evm/blockHeader";
 import { createSigner, MAC_HEX_LENGTH, type Signer } from "./mac";
 import type { Fleet } from "./redis";
 
@@ -20,6 +19,9 @@ export interface HeadSource {
   onChange(listener: (change: { added: BlockHeader[] }) => void): void;
   offer(header: BlockHeader): void;
 }
+
+/** A block's header from the node's JSON of it (the family's, upstream/protocol.ts `parseHeader`). */
+export type HeaderParser = (raw: string) => BlockHeader | undefined;
 
 export interface SharedHeadsEvents {
   /** A message that failed verification, or that holds no header: ignored. */
@@ -43,7 +45,7 @@ export function sealHead(signer: Signer, raw: string, sentAt = Date.now()): stri
   return `${signer.sign(signed)}${signed}`;
 }
 
-function openHead(signer: Signer, message: string): BlockHeader | undefined {
+function openHead(signer: Signer, message: string, parseHeader: HeaderParser): BlockHeader | undefined {
   const signed = message.slice(MAC_HEX_LENGTH);
   if (!signer.verify(message.slice(0, MAC_HEX_LENGTH), signed)) return undefined;
   const sentAt = Number.parseInt(signed.slice(0, SENT_DIGITS), 16);
@@ -59,9 +61,11 @@ export function shareHeads(options: {
   fleet: Fleet;
   head: HeadSource;
   secret: string;
+  /** Reads a published block's JSON: the family's header parser. */
+  parseHeader: HeaderParser;
   events?: SharedHeadsEvents;
 }): void {
-  const { fleet, head, events } = options;
+  const { fleet, head, parseHeader, events } = options;
   const channel = headsChannel(fleet.prefix);
   const signer = headsSigner(options.secret, fleet.prefix);
   head.onChange(({ added }) => {
@@ -70,7 +74,7 @@ export function shareHeads(options: {
     }
   });
   fleet.subscribe(channel, (message) => {
-    const header = openHead(signer, message);
+    const header = openHead(signer, message, parseHeader);
     if (header) head.offer(header);
     else events?.bad?.();
   });

@@ -8,9 +8,11 @@
  * themselves), so Bun calls them straight; unknown paths and methods still fall through to Elysia.
  */
 import { Elysia } from "elysia";
+import type { BlockRefs } from "../blockRef";
 import type { ChainHead } from "../engine/head";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
 import { withTimeout } from "../timeout";
@@ -22,7 +24,7 @@ import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
 import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { type Status, statusRoutes } from "./status";
-import { STREAMS, streamRoutes } from "./stream";
+import { streamRoutes } from "./stream";
 import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
 export type Routes = Record<string, Partial<Record<"GET" | "POST" | "DELETE", Handler>>>;
@@ -51,7 +53,8 @@ export function createApp(deps: {
   log: Logger;
   maxBatchLength: number;
   maxBodyBytes: number;
-  stream: { maxBlocks: number; prefetch: number };
+  /** The family's bulk streams and how its nodes write block numbers (http/stream.ts), and their limits. */
+  stream: { streams: readonly StreamSpec[]; blockRefs: BlockRefs; maxBlocks: number; prefetch: number };
   subscriptions: Subscriptions;
   ws: { maxSubscriptions: number; maxConnections: number; maxBufferBytes: number };
 }): App {
@@ -74,7 +77,9 @@ export function createApp(deps: {
         headers: { "content-type": metrics.registry.contentType },
       });
     })
-    .use(docsRoutes(buildOpenApi(table, watchFilterRoutes, STREAMS, HealthReport))) as unknown as Elysia;
+    .use(
+      docsRoutes(buildOpenApi(table, watchFilterRoutes, deps.stream.streams, HealthReport)),
+    ) as unknown as Elysia;
   const websocket = createWebSocketTransport({
     guard,
     rpc,

@@ -5,11 +5,12 @@
 import { dirname, join } from "node:path";
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import { ErrorDetail, HTTPValidationError } from "../schemas";
 import { json } from "./answer";
 import type { RouteSpec } from "./routes";
-import { StreamBody, type StreamSpec } from "./stream";
+import { StreamBody } from "./stream";
 
 export const API_VERSION = "0.1.0";
 
@@ -61,15 +62,57 @@ const errorResponses = {
   "422": { description: "Validation Error", content: jsonContent(HTTPValidationError) },
 };
 
+const security = [{ api_key_query: [] }, { api_key_header: [] }];
+
+/** The path items of the document, by path: each item's operations by HTTP method. */
+type Paths = Record<string, Record<string, unknown>>;
+
+/** The OpenAPI document of what the instance serves: its table's operations, its streams and routes. */
 export function buildOpenApi(
   table: OperationTable,
   routes: RouteSpec[],
-  streams: StreamSpec[],
+  streams: readonly StreamSpec[],
   healthSchema: TSchema,
 ) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const security = [{ api_key_query: [] }, { api_key_header: [] }];
+  const paths: Paths = {};
+  for (const part of [
+    restPaths(table),
+    jsonRpcPaths(table),
+    specRoutePaths(routes),
+    streamPaths(table, streams),
+    healthPaths(healthSchema),
+  ]) {
+    for (const [path, item] of Object.entries(part)) paths[path] = { ...paths[path], ...item };
+  }
+  const components: Record<string, unknown> = {};
+  const hoistedPaths = hoist(paths, components);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Blockchain data access service",
+      version: API_VERSION,
+      description:
+        "Blocks, transactions, receipts, logs, traces, transfers, token balances and metadata over REST and JSON-RPC, and address watch filters.",
+    },
+    tags: [
+      { name: "node", description: "Node data over REST and JSON-RPC" },
+      { name: "health", description: "Liveness and readiness" },
+      { name: "watch_filters", description: "Address watch filters, polled per block" },
+    ],
+    paths: hoistedPaths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        api_key_query: { type: "apiKey", in: "query", name: "api_key" },
+        api_key_header: { type: "apiKey", in: "header", name: "x-api-key" },
+      },
+    },
+  };
+}
 
+/** POST /node/rest/<name> of each operation with a REST form. */
+function restPaths(table: OperationTable): Paths {
+  const paths: Paths = {};
   for (const op of table.list) {
     if (!op.rest) continue;
     paths[`/node/rest/${op.rest.name}`] = {
@@ -93,7 +136,11 @@ export function buildOpenApi(
       },
     };
   }
+  return paths;
+}
 
+/** A JSON-RPC request naming one of the table's methods, and the response. */
+function jsonRpcSchemas(table: OperationTable) {
   const literals = (group: string) =>
     table.list.filter((op) => op.group === group).map((op) => T.Literal(op.method));
   const JsonRpcRequest = T.Object(
@@ -122,70 +169,81 @@ export function buildOpenApi(
     },
     { title: "JsonRpcResponse" },
   );
+  return { JsonRpcRequest, JsonRpcResponse };
+}
+
+const WEBSOCKET_DESCRIPTION = [
+  "The same URL as POST, upgraded: `ws://<host>/node/jsonrpc?api_key=<key>` (or the `x-api-key` header at",
+  "the upgrade; a missing or wrong key is a 401 before upgrading). Every method above works, singles and",
+  "batches, with the same errors, cache and rate limits (one token per call); text that is not JSON gets",
+  "a -32700 error and the socket stays open. Plus:",
+  "",
+  '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
+  "  branch's heads from the fork point.",
+  '- `eth_subscribe ["logs", {address?, topics?}]`: the logs of each new canonical block; on a reorg the',
+  '  logs of the dropped blocks come again with `"removed": true`, then the new branch\'s.',
+  '- `eth_subscribe ["newPendingTransactions"]`: passed through from an upstream that offers it (else',
+  "  -32601).",
+  '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
+  "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
+  "  returns for it, in the same order.",
+  "- `eth_unsubscribe [id]`: `true`, or `false` for an id this socket does not hold.",
+  "",
+  'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
+  "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
+  "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
+].join("\n");
+
+/** /node/jsonrpc: POST (one call or a batch of the table's methods) and GET (the WebSocket upgrade). */
+function jsonRpcPaths(table: OperationTable): Paths {
+  const { JsonRpcRequest, JsonRpcResponse } = jsonRpcSchemas(table);
   const methodList = table.list
     .map(
       (op) =>
         `- \`${op.method}(${op.params.map((p) => (p.optional ? `[${p.name}]` : p.name)).join(", ")})\`: ${op.summary}`,
     )
     .join("\n");
-  paths["/node/jsonrpc"] = {
-    post: {
-      tags: ["node"],
-      summary: "JSON-RPC 2.0: one request, or a batch (an array) answered element by element",
-      description: `Methods and their positional params:\n\n${methodList}`,
-      operationId: "jsonrpc",
-      security,
-      requestBody: {
-        required: true,
-        content: jsonContent(T.Union([JsonRpcRequest, T.Array(JsonRpcRequest, { minItems: 1 })])),
-      },
-      responses: {
-        "200": {
-          description: "The JSON-RPC response (errors in `error`), or one per batch element",
-          content: jsonContent(T.Union([JsonRpcResponse, T.Array(JsonRpcResponse)])),
-        },
-        "401": { description: "Missing or invalid API key", content: jsonContent(JsonRpcResponse) },
-        "422": errorResponses["422"],
-      },
+  const post = {
+    tags: ["node"],
+    summary: "JSON-RPC 2.0: one request, or a batch (an array) answered element by element",
+    description: `Methods and their positional params:\n\n${methodList}`,
+    operationId: "jsonrpc",
+    security,
+    requestBody: {
+      required: true,
+      content: jsonContent(T.Union([JsonRpcRequest, T.Array(JsonRpcRequest, { minItems: 1 })])),
     },
-    get: {
-      tags: ["node"],
-      summary: "JSON-RPC 2.0 over WebSocket (Upgrade: websocket), with eth_subscribe",
-      description: [
-        "The same URL as POST, upgraded: `ws://<host>/node/jsonrpc?api_key=<key>` (or the `x-api-key` header at",
-        "the upgrade; a missing or wrong key is a 401 before upgrading). Every method above works, singles and",
-        "batches, with the same errors, cache and rate limits (one token per call); text that is not JSON gets",
-        "a -32700 error and the socket stays open. Plus:",
-        "",
-        '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
-        "  branch's heads from the fork point.",
-        '- `eth_subscribe ["logs", {address?, topics?}]`: the logs of each new canonical block; on a reorg the',
-        '  logs of the dropped blocks come again with `"removed": true`, then the new branch\'s.',
-        '- `eth_subscribe ["newPendingTransactions"]`: passed through from an upstream that offers it (else',
-        "  -32601).",
-        '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
-        "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
-        "  returns for it, in the same order.",
-        "- `eth_unsubscribe [id]`: `true`, or `false` for an id this socket does not hold.",
-        "",
-        'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
-        "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
-        "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
-      ].join("\n"),
-      operationId: "jsonrpc_websocket",
-      security,
-      responses: {
-        "101": { description: "Switching Protocols: the socket is open" },
-        "401": { description: "Missing or invalid API key", content: jsonContent(ErrorDetail) },
-        "404": { description: "A GET that asks for no upgrade", content: jsonContent(ErrorDetail) },
-        "429": {
-          description: "The key already holds WS_MAX_CONNECTIONS sockets",
-          content: jsonContent(ErrorDetail),
-        },
+    responses: {
+      "200": {
+        description: "The JSON-RPC response (errors in `error`), or one per batch element",
+        content: jsonContent(T.Union([JsonRpcResponse, T.Array(JsonRpcResponse)])),
+      },
+      "401": { description: "Missing or invalid API key", content: jsonContent(JsonRpcResponse) },
+      "422": errorResponses["422"],
+    },
+  };
+  const get = {
+    tags: ["node"],
+    summary: "JSON-RPC 2.0 over WebSocket (Upgrade: websocket), with eth_subscribe",
+    description: WEBSOCKET_DESCRIPTION,
+    operationId: "jsonrpc_websocket",
+    security,
+    responses: {
+      "101": { description: "Switching Protocols: the socket is open" },
+      "401": { description: "Missing or invalid API key", content: jsonContent(ErrorDetail) },
+      "404": { description: "A GET that asks for no upgrade", content: jsonContent(ErrorDetail) },
+      "429": {
+        description: "The key already holds WS_MAX_CONNECTIONS sockets",
+        content: jsonContent(ErrorDetail),
       },
     },
   };
+  return { "/node/jsonrpc": { post, get } };
+}
 
+/** The routes described by their specs (watch filters). */
+function specRoutePaths(routes: RouteSpec[]): Paths {
+  const paths: Paths = {};
   for (const route of routes) {
     const responses: Record<string, unknown> = {
       "200": { description: "Successful Response", content: jsonContent(route.response) },
@@ -206,7 +264,12 @@ export function buildOpenApi(
       responses,
     };
   }
+  return paths;
+}
 
+/** The family's bulk streams: each line holds its operation's result for one block. */
+function streamPaths(table: OperationTable, streams: readonly StreamSpec[]): Paths {
+  const paths: Paths = {};
   for (const stream of streams) {
     const op = table.byMethod(stream.operation)!;
     const line = T.Object(
@@ -236,7 +299,11 @@ export function buildOpenApi(
       },
     };
   }
+  return paths;
+}
 
+function healthPaths(healthSchema: TSchema): Paths {
+  const paths: Paths = {};
   for (const path of ["/health", "/health/"]) {
     paths[path] = {
       get: {
@@ -247,31 +314,7 @@ export function buildOpenApi(
       },
     };
   }
-
-  const components: Record<string, unknown> = {};
-  const hoistedPaths = hoist(paths, components);
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: "Blockchain data access service",
-      version: API_VERSION,
-      description:
-        "Blocks, transactions, receipts, logs, traces, transfers, token balances and metadata over REST and JSON-RPC, and address watch filters.",
-    },
-    tags: [
-      { name: "node", description: "Node data over REST and JSON-RPC" },
-      { name: "health", description: "Liveness and readiness" },
-      { name: "watch_filters", description: "Address watch filters, polled per block" },
-    ],
-    paths: hoistedPaths,
-    components: {
-      schemas: components,
-      securitySchemes: {
-        api_key_query: { type: "apiKey", in: "query", name: "api_key" },
-        api_key_header: { type: "apiKey", in: "header", name: "x-api-key" },
-      },
-    },
-  };
+  return paths;
 }
 
 export function docsRoutes(document: unknown) {

@@ -124,7 +124,14 @@ async function timed(
   }
 }
 
-export function createHealth(deps: HealthDeps) {
+/** GET /health's body. */
+export type HealthBody = Static<typeof HealthReport>;
+
+export interface Health {
+  report(): Promise<HealthBody>;
+}
+
+export function createHealth(deps: HealthDeps): Health {
   return {
     async report() {
       const db = await timed(() => deps.database.ping(), deps.log);
@@ -178,8 +185,6 @@ export function createHealth(deps: HealthDeps) {
     },
   };
 }
-
-export type Health = ReturnType<typeof createHealth>;
 
 export function healthRoutes(health: Health) {
   const handler = async () =>

@@ -9,8 +9,8 @@
  */
 import { Elysia } from "elysia";
 import { BACKFILL_BLOCKS } from "../indexer/indexer";
-import type { Metrics, Sources } from "../metrics";
-import type { Health } from "./health";
+import type { CacheFigures, Metrics, Sources } from "../metrics";
+import type { Health, HealthBody } from "./health";
 import { STATUS_PAGE } from "./statusPage";
 
 /** The sampler's period, and how many periods the charts and "last minute" figures cover. */
@@ -115,52 +115,226 @@ export interface StatusDeps {
   indexerEnabled: boolean;
 }
 
-export function createStatus(deps: StatusDeps) {
+type Group = (typeof GROUPS)[number];
+
+/** A table row of the page: one operation's rate now and its answers of the last minute, by outcome. */
+export interface OperationRow {
+  operation: string;
+  perSecond: number;
+  lastMinute: Record<string, number>;
+}
+
+/** What /status.json answers (the page's only source). */
+export interface StatusReport {
+  at: number;
+  status: HealthBody["status"];
+  chain: HealthBody["chain"];
+  chainId: HealthBody["chainId"];
+  uptimeSeconds: number;
+  rssBytes: number;
+  head: { number: number | null; ageSeconds: number | null; finalized: number | null };
+  upstreams: {
+    name: string;
+    state: string;
+    headBlockNumber: number | null;
+    behind: number | null;
+    pushing: boolean;
+    batchLimit: number;
+    lastMinute: { requests: number; errors: number; p50Ms: number | null; p99Ms: number | null };
+  }[];
+  database: {
+    status: HealthBody["database"]["status"];
+    embedded: boolean;
+    pingMs: number | null;
+    lastMinute: { p50Ms: number | null; p99Ms: number | null };
+  };
+  cache: {
+    memory: CacheFigures["memory"];
+    disk: NonNullable<CacheFigures["disk"]> | null;
+    lastMinute: { lookups: number; memory: number | null; disk: number | null; miss: number | null };
+  };
+  requests: { perSecond: number; operations: OperationRow[] };
+  indexer: {
+    enabled: boolean;
+    leading: boolean;
+    lastBlockNumber: number | null;
+    lag: number | null;
+    blocksPerSecond: number;
+    backfilling: boolean;
+    etaSeconds: number | null;
+  };
+  websocket: { connections: number; subscriptions: Record<string, number> };
+  /** The counters as /metrics has them now (requests summed over transports). */
+  totals: {
+    requests: { operation: string; outcome: string; count: number }[];
+    cache: { memoryHits: number; diskHits: number; misses: number };
+  };
+  /** One point per sampled second, oldest first. */
+  series: {
+    at: number[];
+    requests: Record<Group, number[]>;
+    cache: { memory: number[]; disk: number[]; miss: number[] };
+  };
+}
+
+export interface Status {
+  report(): Promise<StatusReport>;
+  stop(): void;
+}
+
+/** Per-second rates between two snapshots. */
+const perSecond = (n: number, older: Snapshot, newer: Snapshot) =>
+  newer.at > older.at ? (n * 1000) / (newer.at - older.at) : 0;
+
+/** The counters of this moment, as the sampler keeps them. */
+async function snapshot(metrics: Metrics, indexed: bigint | null): Promise<Snapshot> {
+  const requests = new Map<string, number>();
+  for (const { labels, value } of metrics.requests.entries()) {
+    const key = `${labels.operation}\t${labels.outcome}`;
+    requests.set(key, (requests.get(key) ?? 0) + value);
+  }
+  const lookups = { memoryHit: 0, memoryMiss: 0, diskHit: 0 };
+  for (const { labels, value } of metrics.cacheLookups.entries()) {
+    if (labels.tier === "memory") lookups[labels.result === "hit" ? "memoryHit" : "memoryMiss"] += value;
+    else if (labels.result === "hit") lookups.diskHit += value;
+  }
+  const [http, latency, db] = await Promise.all([
+    metrics.upstreamHttpRequests.get(),
+    metrics.upstreamLatency.get(),
+    metrics.dbQuerySeconds.get(),
+  ]);
+  const latencies = histograms(latency.values as MetricValue[], "upstream");
+  const upstreams = new Map<string, { requests: number; errors: number; latency: Histogram }>();
+  for (const v of http.values as MetricValue[]) {
+    const name = String(v.labels.upstream);
+    let u = upstreams.get(name);
+    if (!u) {
+      u = { requests: 0, errors: 0, latency: latencies.get(name) ?? EMPTY };
+      upstreams.set(name, u);
+    }
+    u.requests += v.value;
+    if (v.labels.outcome !== "ok") u.errors += v.value;
+  }
+  return {
+    at: Date.now(),
+    requests,
+    memoryHits: lookups.memoryHit,
+    diskHits: lookups.diskHit,
+    // A memory miss goes on to the disk tier when there is one: what it does not answer reaches the node.
+    misses: lookups.memoryMiss - lookups.diskHit,
+    upstreams,
+    db: histograms(db.values as MetricValue[]).get("") ?? EMPTY,
+    indexed: indexed === null ? null : Number(indexed),
+  };
+}
+
+/** The charts: per-second rates between each two samples of the ring. */
+function chartSeries(ring: readonly Snapshot[]): StatusReport["series"] {
+  const series: StatusReport["series"] = {
+    at: [],
+    requests: { ok: [], refused: [], node: [], failed: [] },
+    cache: { memory: [], disk: [], miss: [] },
+  };
+  for (let i = 1; i < ring.length; i++) {
+    const a = ring[i - 1]!;
+    const b = ring[i]!;
+    series.at.push(b.at);
+    const groups = { ok: 0, refused: 0, node: 0, failed: 0 };
+    for (const [key, value] of b.requests) {
+      const group = OUTCOME_GROUP[key.slice(key.indexOf("\t") + 1)] ?? "failed";
+      groups[group] += value - (a.requests.get(key) ?? 0);
+    }
+    for (const g of GROUPS) series.requests[g].push(round1(perSecond(groups[g], a, b)));
+    series.cache.memory.push(round1(perSecond(b.memoryHits - a.memoryHits, a, b)));
+    series.cache.disk.push(round1(perSecond(b.diskHits - a.diskHits, a, b)));
+    series.cache.miss.push(round1(perSecond(b.misses - a.misses, a, b)));
+  }
+  return series;
+}
+
+/** One row per operation ever answered: its rate over the recent samples, its last minute by outcome. */
+function operationRows(now: Snapshot, recent: Snapshot, oldest: Snapshot): OperationRow[] {
+  const rows = new Map<string, OperationRow>();
+  for (const [key, value] of now.requests) {
+    // Series made at 0 at start (metrics.ts, zeroKnownSeries): an operation never answered is no row.
+    if (value === 0) continue;
+    const [operation, outcome] = key.split("\t") as [string, string];
+    let row = rows.get(operation);
+    if (!row) {
+      row = { operation, perSecond: 0, lastMinute: {} };
+      rows.set(operation, row);
+    }
+    row.perSecond += perSecond(value - (recent.requests.get(key) ?? 0), recent, now);
+    const minute = value - (oldest.requests.get(key) ?? 0);
+    if (minute > 0) row.lastMinute[outcome] = minute;
+  }
+  return [...rows.values()];
+}
+
+/** Each upstream as /health has it, with its last minute of requests, errors and latency. */
+function upstreamRows(health: HealthBody, now: Snapshot, oldest: Snapshot): StatusReport["upstreams"] {
+  const headNumber = health.head.number;
+  return health.upstream.upstreams.map((u) => {
+    const n = now.upstreams.get(u.name);
+    const o = oldest.upstreams.get(u.name);
+    return {
+      name: u.name,
+      state: u.state,
+      headBlockNumber: u.headBlockNumber,
+      behind: u.headBlockNumber !== null && headNumber !== null ? headNumber - u.headBlockNumber : null,
+      pushing: u.pushing,
+      batchLimit: u.batchLimit,
+      lastMinute: {
+        requests: n ? n.requests - (o?.requests ?? 0) : 0,
+        errors: n ? n.errors - (o?.errors ?? 0) : 0,
+        p50Ms: n ? ms(quantile(0.5, n.latency, o?.latency)) : null,
+        p99Ms: n ? ms(quantile(0.99, n.latency, o?.latency)) : null,
+      },
+    };
+  });
+}
+
+/** The cache's shares of the last minute's lookups: memory, disk, and what reached the node. */
+function cacheShares(now: Snapshot, oldest: Snapshot): StatusReport["cache"]["lastMinute"] {
+  const memory = now.memoryHits - oldest.memoryHits;
+  const disk = now.diskHits - oldest.diskHits;
+  const miss = now.misses - oldest.misses;
+  const lookups = memory + disk + miss;
+  return {
+    lookups,
+    memory: lookups ? memory / lookups : null,
+    disk: lookups ? disk / lookups : null,
+    miss: lookups ? miss / lookups : null,
+  };
+}
+
+function indexerSection(
+  health: HealthBody,
+  now: Snapshot,
+  recent: Snapshot,
+  enabled: boolean,
+): StatusReport["indexer"] {
+  const lag = health.indexer.lag;
+  const blocksPerSecond =
+    now.indexed !== null && recent.indexed !== null
+      ? perSecond(now.indexed - recent.indexed, recent, now)
+      : 0;
+  return {
+    enabled,
+    leading: health.indexer.leading,
+    lastBlockNumber: health.indexer.lastBlockNumber,
+    lag,
+    blocksPerSecond: round1(blocksPerSecond),
+    backfilling: lag !== null && lag >= Number(BACKFILL_BLOCKS),
+    etaSeconds: lag !== null && lag > 0 && blocksPerSecond > 0 ? Math.round(lag / blocksPerSecond) : null,
+  };
+}
+
+export function createStatus(deps: StatusDeps): Status {
   const { metrics, health, indexer } = deps;
   const ring: Snapshot[] = [];
   let sampling = false;
-
-  async function take(): Promise<Snapshot> {
-    const requests = new Map<string, number>();
-    for (const { labels, value } of metrics.requests.entries()) {
-      const key = `${labels.operation}\t${labels.outcome}`;
-      requests.set(key, (requests.get(key) ?? 0) + value);
-    }
-    const lookups = { memoryHit: 0, memoryMiss: 0, diskHit: 0 };
-    for (const { labels, value } of metrics.cacheLookups.entries()) {
-      if (labels.tier === "memory") lookups[labels.result === "hit" ? "memoryHit" : "memoryMiss"] += value;
-      else if (labels.result === "hit") lookups.diskHit += value;
-    }
-    const [http, latency, db] = await Promise.all([
-      metrics.upstreamHttpRequests.get(),
-      metrics.upstreamLatency.get(),
-      metrics.dbQuerySeconds.get(),
-    ]);
-    const latencies = histograms(latency.values as MetricValue[], "upstream");
-    const upstreams = new Map<string, { requests: number; errors: number; latency: Histogram }>();
-    for (const v of http.values as MetricValue[]) {
-      const name = String(v.labels.upstream);
-      let u = upstreams.get(name);
-      if (!u) {
-        u = { requests: 0, errors: 0, latency: latencies.get(name) ?? EMPTY };
-        upstreams.set(name, u);
-      }
-      u.requests += v.value;
-      if (v.labels.outcome !== "ok") u.errors += v.value;
-    }
-    const last = indexer.lastBlock;
-    return {
-      at: Date.now(),
-      requests,
-      memoryHits: lookups.memoryHit,
-      diskHits: lookups.diskHit,
-      // A memory miss goes on to the disk tier when there is one: what it does not answer reaches the node.
-      misses: lookups.memoryMiss - lookups.diskHit,
-      upstreams,
-      db: histograms(db.values as MetricValue[]).get("") ?? EMPTY,
-      indexed: last === null ? null : Number(last),
-    };
-  }
+  const take = () => snapshot(metrics, indexer.lastBlock);
 
   async function sample() {
     if (sampling) return;
@@ -175,18 +349,14 @@ export function createStatus(deps: StatusDeps) {
   void sample();
   const timer = setInterval(() => void sample(), STATUS_SAMPLE_MS);
 
-  let shared: { at: number; report: ReturnType<Health["report"]> } | undefined;
+  let shared: { at: number; report: Promise<HealthBody> } | undefined;
   function healthReport() {
     if (!shared || Date.now() - shared.at > HEALTH_REUSE_MS)
       shared = { at: Date.now(), report: health.report() };
     return shared.report;
   }
 
-  /** Per-second rates between two snapshots. */
-  const perSecond = (n: number, older: Snapshot, newer: Snapshot) =>
-    newer.at > older.at ? (n * 1000) / (newer.at - older.at) : 0;
-
-  async function report() {
+  async function report(): Promise<StatusReport> {
     const [h, now, ws, subscriptions] = await Promise.all([
       healthReport(),
       take(),
@@ -195,61 +365,9 @@ export function createStatus(deps: StatusDeps) {
     ]);
     const oldest = ring[0] ?? now;
     const recent = ring[Math.max(0, ring.length - RECENT_POINTS)] ?? now;
-
-    // Charts: one point per sampled second, oldest first.
-    const series = {
-      at: [] as number[],
-      requests: { ok: [] as number[], refused: [] as number[], node: [] as number[], failed: [] as number[] },
-      cache: { memory: [] as number[], disk: [] as number[], miss: [] as number[] },
-    };
-    for (let i = 1; i < ring.length; i++) {
-      const a = ring[i - 1]!;
-      const b = ring[i]!;
-      series.at.push(b.at);
-      const groups = { ok: 0, refused: 0, node: 0, failed: 0 };
-      for (const [key, value] of b.requests) {
-        const group = OUTCOME_GROUP[key.slice(key.indexOf("\t") + 1)] ?? "failed";
-        groups[group] += value - (a.requests.get(key) ?? 0);
-      }
-      for (const g of GROUPS) series.requests[g].push(round1(perSecond(groups[g], a, b)));
-      series.cache.memory.push(round1(perSecond(b.memoryHits - a.memoryHits, a, b)));
-      series.cache.disk.push(round1(perSecond(b.diskHits - a.diskHits, a, b)));
-      series.cache.miss.push(round1(perSecond(b.misses - a.misses, a, b)));
-    }
-
-    const operations = new Map<
-      string,
-      { operation: string; perSecond: number; lastMinute: Record<string, number> }
-    >();
-    for (const [key, value] of now.requests) {
-      // Series made at 0 at start (metrics.ts, zeroKnownSeries): an operation never answered is no row.
-      if (value === 0) continue;
-      const [operation, outcome] = key.split("\t") as [string, string];
-      let row = operations.get(operation);
-      if (!row) {
-        row = { operation, perSecond: 0, lastMinute: {} };
-        operations.set(operation, row);
-      }
-      row.perSecond += perSecond(value - (recent.requests.get(key) ?? 0), recent, now);
-      const minute = value - (oldest.requests.get(key) ?? 0);
-      if (minute > 0) row.lastMinute[outcome] = minute;
-    }
-
-    const hits = {
-      memory: now.memoryHits - oldest.memoryHits,
-      disk: now.diskHits - oldest.diskHits,
-      miss: now.misses - oldest.misses,
-    };
-    const lookups = hits.memory + hits.disk + hits.miss;
-    const headNumber = h.head.number;
     const headTimestamp = deps.figures.head().timestamp;
-    const lag = h.indexer.lag;
-    const blocksPerSecond =
-      now.indexed !== null && recent.indexed !== null
-        ? perSecond(now.indexed - recent.indexed, recent, now)
-        : 0;
     const cacheFigures = deps.figures.cache();
-
+    const operations = operationRows(now, recent, oldest);
     return {
       at: now.at,
       status: h.status,
@@ -258,29 +376,12 @@ export function createStatus(deps: StatusDeps) {
       uptimeSeconds: Math.round(process.uptime()),
       rssBytes: process.memoryUsage.rss(),
       head: {
-        number: headNumber,
+        number: h.head.number,
         ageSeconds:
           headTimestamp === undefined ? null : Math.max(0, Math.round(now.at / 1000 - headTimestamp)),
         finalized: h.head.finalized,
       },
-      upstreams: h.upstream.upstreams.map((u) => {
-        const n = now.upstreams.get(u.name);
-        const o = oldest.upstreams.get(u.name);
-        return {
-          name: u.name,
-          state: u.state,
-          headBlockNumber: u.headBlockNumber,
-          behind: u.headBlockNumber !== null && headNumber !== null ? headNumber - u.headBlockNumber : null,
-          pushing: u.pushing,
-          batchLimit: u.batchLimit,
-          lastMinute: {
-            requests: n ? n.requests - (o?.requests ?? 0) : 0,
-            errors: n ? n.errors - (o?.errors ?? 0) : 0,
-            p50Ms: n ? ms(quantile(0.5, n.latency, o?.latency)) : null,
-            p99Ms: n ? ms(quantile(0.99, n.latency, o?.latency)) : null,
-          },
-        };
-      }),
+      upstreams: upstreamRows(h, now, oldest),
       database: {
         status: h.database.status,
         embedded: h.database.embedded,
@@ -293,35 +394,21 @@ export function createStatus(deps: StatusDeps) {
       cache: {
         memory: cacheFigures.memory,
         disk: cacheFigures.disk ?? null,
-        lastMinute: {
-          lookups,
-          memory: lookups ? hits.memory / lookups : null,
-          disk: lookups ? hits.disk / lookups : null,
-          miss: lookups ? hits.miss / lookups : null,
-        },
+        lastMinute: cacheShares(now, oldest),
       },
       requests: {
-        perSecond: round1([...operations.values()].reduce((sum, row) => sum + row.perSecond, 0)),
-        operations: [...operations.values()]
+        perSecond: round1(operations.reduce((sum, row) => sum + row.perSecond, 0)),
+        operations: operations
           .map((row) => ({ ...row, perSecond: round1(row.perSecond) }))
           .sort((a, b) => b.perSecond - a.perSecond || a.operation.localeCompare(b.operation)),
       },
-      indexer: {
-        enabled: deps.indexerEnabled,
-        leading: h.indexer.leading,
-        lastBlockNumber: h.indexer.lastBlockNumber,
-        lag,
-        blocksPerSecond: round1(blocksPerSecond),
-        backfilling: lag !== null && lag >= Number(BACKFILL_BLOCKS),
-        etaSeconds: lag !== null && lag > 0 && blocksPerSecond > 0 ? Math.round(lag / blocksPerSecond) : null,
-      },
+      indexer: indexerSection(h, now, recent, deps.indexerEnabled),
       websocket: {
         connections: (ws.values[0]?.value as number | undefined) ?? 0,
         subscriptions: Object.fromEntries(
           (subscriptions.values as MetricValue[]).map((v) => [String(v.labels.kind), v.value]),
         ),
       },
-      /** The counters as /metrics has them now (requests summed over transports). */
       totals: {
         requests: [...now.requests].map(([key, count]) => {
           const [operation, outcome] = key.split("\t") as [string, string];
@@ -329,7 +416,7 @@ export function createStatus(deps: StatusDeps) {
         }),
         cache: { memoryHits: now.memoryHits, diskHits: now.diskHits, misses: now.misses },
       },
-      series,
+      series: chartSeries(ring),
     };
   }
 
@@ -340,9 +427,6 @@ export function createStatus(deps: StatusDeps) {
     },
   };
 }
-
-export type Status = ReturnType<typeof createStatus>;
-export type StatusReport = Awaited<ReturnType<Status["report"]>>;
 
 export function statusRoutes(status: Status) {
   const page = new TextEncoder().encode(STATUS_PAGE.html);

@@ -3,8 +3,9 @@
  * is a JSON-RPC method with positional params; its REST route, when it has one, maps a JSON body onto
  * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
  */
-import type { TObject, TSchema } from "@sinclair/typebox";
-import type { NodeResult } from "../engine/client";
+import { Type as T, type TObject, type TSchema } from "@sinclair/typebox";
+import type { NodeClient, NodeResult } from "../engine/client";
+import type { ChainHead } from "../engine/head";
 import { InvalidParamsError, type ValidationIssue } from "../errors";
 import type { RawJson } from "../json";
 import { compile, type Validator } from "../validation";
@@ -31,6 +32,19 @@ export interface RestSpec {
   response: TSchema;
   /** Reshapes the JSON-RPC result for REST, where REST has another shape (as parts to join). */
   toRest?: (raw: RawJson) => RawJson[];
+}
+
+/**
+ * A bulk stream of an operation (http/stream.ts): POST <path> with a range of blocks, answered as NDJSON,
+ * one line per block holding the operation's answer for it.
+ */
+export interface StreamSpec {
+  path: string;
+  /** The operation run for each block, with the block as its only param. */
+  operation: string;
+  /** The member of each line that holds the block's answer. */
+  member: string;
+  summary: string;
 }
 
 /** What an operation answers: node results as the engine gives them, the others as JSON text. */
@@ -110,4 +124,52 @@ export function defineOperation(spec: OperationSpec): Operation {
       return normalize(spec.rest!.toParams(body));
     },
   };
+}
+
+/** The REST form of a node method's row: the route is named after the method unless `name` says. */
+export interface RestRow extends Omit<RestSpec, "name"> {
+  name?: string;
+}
+
+/**
+ * A node method as one row of its family's table (the EVM's: families/evm/methods.ts): what callers see of
+ * it (JSON-RPC name, group, params, result, REST form, cost) and the node method it calls. Its operation is
+ * `nodeOperation(row)`; the family derives the engine's policies from the same rows.
+ */
+export interface NodeMethodRow {
+  method: string;
+  group: MethodGroup;
+  summary: string;
+  params: ParamSpec[];
+  /** What the JSON-RPC result is; unsaid: anything (a pass-through NodeMethod). */
+  result?: TSchema;
+  rest?: RestRow;
+  /** The node method called, where it is not `method` (ext_getBlockReceipts calls eth_getBlockReceipts). */
+  calls?: string;
+  /** Final answers the cache keeps may be read as stored (bulk streams). */
+  readStored?: boolean;
+  /** Rate-limit tokens a call costs, from its node-form params and the followed head; unsaid: one. */
+  cost?: (params: unknown[], head: ChainHead) => number;
+}
+
+/** A node method's operation: its params checked, then passed to the node (the engine) in the node's form. */
+export function nodeOperation(row: NodeMethodRow, deps: { node: NodeClient; head: ChainHead }): Operation {
+  const { node, head } = deps;
+  const calls = row.calls ?? row.method;
+  const { rest, cost } = row;
+  const spec: OperationSpec = {
+    method: row.method,
+    group: row.group,
+    summary: row.summary,
+    params: row.params,
+    result: row.result ?? T.Unknown(),
+    run: (params) => node.call(calls, params),
+  };
+  if (rest) {
+    const { name = row.method, ...form } = rest;
+    spec.rest = { name, ...form };
+  }
+  if (row.readStored) spec.readStored = (params, use) => node.readStored(calls, params, use);
+  if (cost) spec.cost = (params) => cost(params, head);
+  return defineOperation(spec);
 }

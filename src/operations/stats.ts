@@ -1,11 +1,12 @@
 /** Block time and daily statistics (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
+import type { BlockRefs } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import { callText, type NodeClient } from "../engine/client";
 import type { ChainHead } from "../engine/head";
-import { InvalidParamsError, NotFoundError } from "../errors";
-import { parseQuantity, quantity } from "../families/evm/blockRef";
+import { InternalError, InvalidParamsError, NotFoundError } from "../errors";
 import { BlockRange, Bodies, DayStats } from "../schemas";
+import type { NodeProtocol } from "../upstream/protocol";
 import { defineOperation, type Operation } from "./operation";
 
 const DAY_SECONDS = 86_400n;
@@ -29,17 +30,37 @@ function midnight(date: string): bigint {
   return BigInt(ms / 1000);
 }
 
+/**
+ * How a block's header is read from the chain family's nodes: its node protocol's reads
+ * (upstream/protocol.ts), sent through the engine here, so cached and coalesced.
+ */
+export type HeaderReads = Pick<NodeProtocol, "latest" | "readHeader">;
+
 export function createStatsOperations(options: {
   blocks: BlockQueries;
   node: NodeClient;
   head: ChainHead;
+  /** How the family's nodes name a block by its number. */
+  blockRefs: BlockRefs;
+  headers: HeaderReads;
 }): Operation[] {
-  const { blocks, node, head } = options;
+  const { blocks, node, head, blockRefs, headers } = options;
+  const send = (method: string, params: unknown[]) => callText(node, method, params);
 
   async function nodeTimestamp(n: bigint): Promise<bigint> {
-    const raw = await callText(node, "eth_getBlockByNumber", [quantity(n), false]);
-    if (raw === "null") throw new NotFoundError(`block ${n} is not on the node`);
-    return parseQuantity((JSON.parse(raw) as { timestamp: string }).timestamp);
+    const header = await headers.readHeader(blockRefs.encode(n), send);
+    if (!header) throw new NotFoundError(`block ${n} is not on the node`);
+    // A node's block without a time is no block we can answer about (a 500, as it always was).
+    if (header.timestamp === undefined)
+      throw new InternalError(new SyntaxError(`block ${n} has no timestamp`));
+    return BigInt(header.timestamp);
+  }
+
+  /** The number of the node's latest block: the followed head's, else the node's own answer. */
+  async function nodeLatest(): Promise<bigint> {
+    const latest = head.latest() ?? (await headers.readHeader(headers.latest, send))?.number;
+    if (latest === undefined) throw new NotFoundError("the node has no latest block");
+    return latest;
   }
 
   /** The last block in [lo, hi] whose timestamp is at or before `t`, by bisection over the node's headers. */
@@ -65,8 +86,7 @@ export function createStatsOperations(options: {
       return (await blocks.atOrBefore(t))?.number;
     }
     if (bounds && t < bounds.first.timestamp) return searchNode(t, 0n, bounds.first.number - 1n);
-    const top = head.latest() ?? parseQuantity(JSON.parse(await callText(node, "eth_blockNumber", [])));
-    return searchNode(t, bounds ? bounds.last.number : 0n, top);
+    return searchNode(t, bounds ? bounds.last.number : 0n, await nodeLatest());
   }
 
   return [

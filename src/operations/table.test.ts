@@ -1,8 +1,8 @@
 import { expect, test } from "bun:test";
-import { createNodeOperations } from "./node";
+import { createNodeOperations } from "../families/evm/methods";
+import { createTokenOperations } from "../families/evm/tokens";
 import { createStatsOperations } from "./stats";
 import { createOperationTable } from "./table";
-import { createTokenOperations } from "./tokens";
 import { createTransferOperations } from "./transfers";
 
 // The interface's methods and REST routes (docs/interface.md §2).

@@ -1,10 +1,11 @@
 /** Transfer history from the index (docs/interface.md §2, §4). */
 import { Type as T } from "@sinclair/typebox";
+import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
+import { readBlockRef } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
 import { blockAtTag, type ChainHead } from "../engine/head";
-import { toNodeBlockRef } from "../families/evm/blockRef";
 import { rfc3339 } from "../json";
 import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
 import { TransferKind } from "../transferKind";
@@ -33,9 +34,6 @@ interface TransferBody {
   limit?: number | null;
 }
 
-const lowerList = (v: string | string[] | null | undefined) =>
-  v === null || v === undefined ? undefined : (Array.isArray(v) ? v : [v]).map((a) => a.toLowerCase());
-
 const str = JSON.stringify;
 
 export function createTransferOperations(options: {
@@ -43,8 +41,14 @@ export function createTransferOperations(options: {
   blocks: BlockQueries;
   head: ChainHead;
   chain: ChainInfo;
+  /** The family's addresses: the bodies' are checked against it (the `address` format), looked up canonical. */
+  addresses: AddressCodec;
 }): Operation[] {
-  const { transfers, blocks, head, chain } = options;
+  const { transfers, blocks, head, chain, addresses } = options;
+  const canonicalList = (v: string | string[] | null | undefined) =>
+    v === null || v === undefined
+      ? undefined
+      : (Array.isArray(v) ? v : [v]).map((a) => addresses.canonical(a)!);
   const nativeAsset = str(chain.nativeSymbol);
 
   /**
@@ -57,7 +61,8 @@ export function createTransferOperations(options: {
     lastIndexed: () => Promise<bigint>,
   ): Promise<bigint> {
     if (value === null || value === undefined) return absent;
-    const ref = toNodeBlockRef(value)!;
+    // Against the index, not a node: the request's form is read as it is (blockRef.ts), any family's.
+    const ref = readBlockRef(value)!;
     switch (ref) {
       case "earliest":
         return 0n;
@@ -70,10 +75,8 @@ export function createTransferOperations(options: {
         const final = blockAtTag(head, ref) ?? -1n;
         return final < last ? final : last;
       }
-      default: {
-        const n = BigInt(ref);
-        return n > MAX_DB_BLOCK ? MAX_DB_BLOCK : n;
-      }
+      default:
+        return ref > MAX_DB_BLOCK ? MAX_DB_BLOCK : ref;
     }
   }
 
@@ -91,10 +94,10 @@ export function createTransferOperations(options: {
       return last;
     };
     const query: TransferQuery = {
-      addresses: lowerList(body.addresses),
+      addresses: canonicalList(body.addresses),
       direction: body.transferDirection ?? undefined,
       kind: body.transferType ? KIND.get(body.transferType) : undefined,
-      contracts: lowerList(body.contractAddresses),
+      contracts: canonicalList(body.contractAddresses),
       fromBlock: await resolve(body.fromBlock, 0n, lastIndexed),
       toBlock: await resolve(body.toBlock, MAX_DB_BLOCK, lastIndexed),
       offset: body.offset ?? 0,

@@ -8,6 +8,7 @@ test("stop clears the batch timer and fails the calls still queued; later calls 
     windowMs: 60_000,
     maxSize: 100,
     maxInFlight: 1,
+    errorKind: () => "request",
     post: async (body) => {
       posted.push(body);
       return "[]";

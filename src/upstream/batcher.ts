@@ -11,6 +11,7 @@ import {
   UpstreamProtocolError,
   UpstreamUnavailableError,
 } from "../errors";
+import type { NodeErrorClassifier } from "./protocol";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 
 /** Calls one upstream may have waiting, per in-flight slot: beyond, a call goes to another upstream. */
@@ -24,6 +25,8 @@ export interface BatcherOptions {
   maxInFlight: number;
   /** One HTTP round trip with the upstream carrying `size` calls: request text in, response text out. */
   post(body: string, size: number): Promise<string>;
+  /** What the node's errors mean (its family's classifier). */
+  errorKind: NodeErrorClassifier;
   /** Told when the upstream's batch limit is learned to be lower. */
   onLimit?(limit: number, reason: string): void;
 }
@@ -115,7 +118,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
       : `[${calls.map((c, i) => encodeRequest(ids[i]!, c.method, c.params)).join(",")}]`;
     let outcomes: Map<unknown, Outcome>;
     try {
-      outcomes = decodeResponses(await post(body, calls.length));
+      outcomes = decodeResponses(await post(body, calls.length), options.errorKind);
     } catch (error) {
       const e = toServiceError(error);
       // A batch refused at the HTTP level (413) is retried smaller rather than failed.

@@ -9,7 +9,7 @@
  *
  * A call's failures on one upstream count once against its circuit, however many times it asks it: one bad
  * moment of the only upstream must not open it. When every circuit is open, a call probes the upstream that
- * failed least recently (as the background probe does: chain id, latest block) and, if it answers, goes
+ * failed least recently (as the background probe does: its identity, latest block) and, if it answers, goes
  * there, rather than being refused for the cooldown. Such a probe is shared by the calls that arrive while it
  * runs, and one that fails holds further ones back for UPSTREAM_COOLDOWN_MS (upstream.ts): a dead upstream
  * sees one probe a cooldown from the calls, whatever their number, and those calls fail at once.
@@ -25,6 +25,7 @@ import {
 } from "../errors";
 import type { Logger } from "../log";
 import { withTimeout } from "../timeout";
+import type { NodeProtocol } from "./protocol";
 import type { SocketSubscription } from "./socket";
 import { createUpstream, type Upstream, type UpstreamEvents } from "./upstream";
 
@@ -51,6 +52,8 @@ const weight = (e: ServiceError) => (e instanceof UpstreamTimeoutError ? 2 : e i
 
 export interface PoolOptions {
   urls: string[];
+  /** How the family's nodes name their chain, write headers and errors, and push heads. */
+  protocol: NodeProtocol;
   /** The WebSocket URL of each upstream, in the same order; undefined: that one is polled only. */
   socketUrls?: (string | undefined)[];
   /** Deadline of one HTTP request to an upstream. */
@@ -109,13 +112,13 @@ export interface UpstreamPool {
   head(): { number: bigint; at: number } | null;
   /** Polls every upstream now (start-up, and after a write that will move the head). */
   pollNow(): Promise<void>;
-  /** Every upstream must serve this chain (0x-hex id): checked now and after each failure. */
-  expectChain(chainId: string): Promise<void>;
+  /** Every upstream must serve this chain (NodeProtocol.identityOf): checked now and after each failure. */
+  expectChain(identity: bigint): Promise<void>;
   /** Called with every head an upstream reports, polled or pushed, and the upstream's name. */
   onHead(listener: (header: BlockHeader, upstream: string) => void): void;
   /** True while at least one upstream pushes its heads over a live WebSocket. */
   pushing(): boolean;
-  /** Waits (at most `ms`) until every upstream WebSocket has subscribed to newHeads or failed once. */
+  /** Waits (at most `ms`) until every upstream WebSocket has subscribed to new heads or failed once. */
   socketsReady(ms: number): Promise<void>;
   /**
    * A subscription on the first healthy upstream whose WebSocket is live; undefined when there is none.
@@ -144,6 +147,7 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       index,
       url,
       socketUrl: options.socketUrls?.[index],
+      protocol: options.protocol,
       log,
       onHead(header) {
         for (const listener of headListeners) {
@@ -386,7 +390,8 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       return best ? { number: best.head!, at: best.headAt } : null;
     },
     pollNow: () => Promise.all(upstreams.map((u) => poll(u, true))).then(() => undefined),
-    expectChain: (chainId) => Promise.all(upstreams.map((u) => u.expectChain(chainId))).then(() => undefined),
+    expectChain: (identity) =>
+      Promise.all(upstreams.map((u) => u.expectChain(identity))).then(() => undefined),
     onHead: (listener) => void headListeners.push(listener),
     pushing: () => upstreams.some((u) => u.socket?.live),
     async socketsReady(ms) {

@@ -4,8 +4,8 @@
  * sent and a large one is never parsed.
  */
 import { NodeError, UpstreamProtocolError } from "../errors";
-import { nodeErrorKind } from "../families/evm/nodeErrors";
 import { objectMembersAt, type Span, skipWhitespace, toJson } from "../json";
+import type { NodeErrorClassifier } from "./protocol";
 
 export type Outcome = { ok: true; raw: string } | { ok: false; error: NodeError };
 
@@ -15,7 +15,7 @@ export function encodeRequest(id: number, method: string, params: unknown[]): st
 
 const slice = (text: string, span: Span) => text.slice(span.start, span.end);
 
-function outcomeOf(text: string, members: Map<string, Span>): Outcome {
+function outcomeOf(text: string, members: Map<string, Span>, errorKind: NodeErrorClassifier): Outcome {
   const error = members.get("error");
   if (error && slice(text, error) !== "null") {
     const raw = slice(text, error);
@@ -25,7 +25,7 @@ function outcomeOf(text: string, members: Map<string, Span>): Outcome {
     }
     return {
       ok: false,
-      error: new NodeError(e.code, e.message, e.data, raw, nodeErrorKind(e.code, e.message)),
+      error: new NodeError(e.code, e.message, e.data, raw, errorKind(e.code, e.message)),
     };
   }
   const result = members.get("result");
@@ -38,8 +38,8 @@ function idOf(text: string, members: Map<string, Span>): unknown {
   return id ? JSON.parse(slice(text, id)) : undefined;
 }
 
-/** Outcomes by request id, from a single response or a batch. */
-export function decodeResponses(text: string): Map<unknown, Outcome> {
+/** Outcomes by request id, from a single response or a batch; node errors classified by `errorKind`. */
+export function decodeResponses(text: string, errorKind: NodeErrorClassifier): Map<unknown, Outcome> {
   const outcomes = new Map<unknown, Outcome>();
   try {
     let i = skipWhitespace(text, 0);
@@ -50,7 +50,7 @@ export function decodeResponses(text: string): Map<unknown, Outcome> {
         if (text.charCodeAt(i) !== 123)
           throw new UpstreamProtocolError("upstream batch response holds a non-object");
         const { members, end } = objectMembersAt(text, i);
-        outcomes.set(idOf(text, members), outcomeOf(text, members));
+        outcomes.set(idOf(text, members), outcomeOf(text, members, errorKind));
         i = skipWhitespace(text, end);
         if (text.charCodeAt(i) === 44) i = skipWhitespace(text, i + 1);
         else if (text.charCodeAt(i) !== 93) throw new SyntaxError(`expected a comma at ${i}`);
@@ -58,7 +58,7 @@ export function decodeResponses(text: string): Map<unknown, Outcome> {
       i++;
     } else if (first === 123) {
       const { members, end } = objectMembersAt(text, i);
-      outcomes.set(idOf(text, members), outcomeOf(text, members));
+      outcomes.set(idOf(text, members), outcomeOf(text, members, errorKind));
       i = end;
     } else {
       throw new UpstreamProtocolError("upstream sent a JSON value that is not a JSON-RPC response");

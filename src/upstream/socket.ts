@@ -1,17 +1,16 @@
 /**
- * An upstream's WebSocket: one connection per upstream, subscribed to `newHeads` for as long as the service
- * runs, and carrying the pass-through subscriptions clients share (one node subscription per kind,
- * whatever the number of clients). A dropped connection is opened again with backoff, and every
- * subscription is made again on the new one; `live` says whether the node is pushing right now. Once the
- * chain is known, each connection first asks the node's chain id: a node on another chain is dropped, and
- * nothing it pushes is used.
+ * An upstream's WebSocket, for a family whose nodes have pub/sub (upstream/protocol.ts): one connection per
+ * upstream, subscribed to new heads for as long as the service runs, and carrying the pass-through
+ * subscriptions clients share (one node subscription per kind, whatever the number of clients). A dropped
+ * connection is opened again with backoff, and every subscription is made again on the new one; `live`
+ * says whether the node is pushing right now. Once the chain is known, each connection first asks the
+ * node's identity: a node on another chain is dropped, and nothing it pushes is used.
  */
 
 import type { BlockHeader } from "../blockHeader";
 import { NodeError } from "../errors";
-import { parseHeader } from "../families/evm/blockHeader";
-import { nodeErrorKind } from "../families/evm/nodeErrors";
 import type { Logger } from "../log";
+import type { NodeProtocol, PubSubProtocol } from "./protocol";
 
 /** Reconnection backoff: first wait, doubled per failed attempt, capped. */
 const RECONNECT_MIN_MS = 100;
@@ -32,11 +31,11 @@ export interface SocketSubscription {
 
 export interface UpstreamSocket {
   readonly live: boolean;
-  /** From now on (and on every new connection) the node must serve this chain (0x-hex chain id). */
-  expectChain(chainId: string): void;
-  /** Resolves once the first connection has subscribed to newHeads (true), or has failed (false). */
+  /** From now on (and on every new connection) the node must serve this chain (NodeProtocol.identityOf). */
+  expectChain(identity: bigint): void;
+  /** Resolves once the first connection has subscribed to new heads (true), or has failed (false). */
   readonly ready: Promise<boolean>;
-  /** A subscription on the node (`eth_subscribe` params); each item is the JSON text of one result. */
+  /** A subscription on the node (the pub/sub's `subscribe` params); each item is the JSON text of one result. */
   subscribe(params: unknown[], onItem: (result: string) => void): SocketSubscription;
   close(): void;
 }
@@ -55,18 +54,21 @@ export function createUpstreamSocket(options: {
   url: string;
   name: string;
   log: Logger;
+  /** The node's identity and headers. */
+  protocol: NodeProtocol;
+  pubsub: PubSubProtocol;
   onHead(header: BlockHeader): void;
   onLive?(live: boolean): void;
 }): UpstreamSocket {
-  const { url, name, log } = options;
+  const { url, name, log, protocol, pubsub } = options;
   let socket: WebSocket | undefined;
   let live = false;
   let closed = false;
   let backoff = RECONNECT_MIN_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let nextId = 1;
-  let expected: string | undefined;
-  /** The current connection's node answered the expected chain id. */
+  let expected: bigint | undefined;
+  /** The current connection's node answered the expected identity. */
   let checked = false;
   const registered = new Set<Registered>();
   let settleReady: (ok: boolean) => void = () => {};
@@ -81,10 +83,10 @@ export function createUpstreamSocket(options: {
   const byNodeId = new Map<string, Registered>();
 
   const heads: Registered = {
-    params: ["newHeads"],
+    params: pubsub.newHeads,
     onItem(result) {
       if (expected !== undefined && !checked) return;
-      const header = parseHeader(result);
+      const header = protocol.parseHeader(result);
       if (header) options.onHead(header);
     },
     settle: { resolve: () => settleReady(true), reject: () => settleReady(false) },
@@ -97,11 +99,12 @@ export function createUpstreamSocket(options: {
     options.onLive?.(value);
   }
 
-  /** The node's chain id, asked first on a connection once the chain is known (request id 0). */
+  /** The node's identity, asked first on a connection once the chain is known (request id 0). */
   function checkChain() {
     checked = false;
     setLive(false);
-    socket?.send(JSON.stringify({ jsonrpc: "2.0", id: CHAIN_CHECK_ID, method: "eth_chainId", params: [] }));
+    const { method, params } = protocol.identity;
+    socket?.send(JSON.stringify({ jsonrpc: "2.0", id: CHAIN_CHECK_ID, method, params }));
   }
 
   function subscribeAll() {
@@ -114,15 +117,32 @@ export function createUpstreamSocket(options: {
     const id = nextId++;
     entry.requested = true;
     requests.set(id, entry);
-    socket.send(JSON.stringify({ jsonrpc: "2.0", id, method: "eth_subscribe", params: entry.params }));
+    socket.send(JSON.stringify({ jsonrpc: "2.0", id, method: pubsub.subscribe, params: entry.params }));
   }
 
   function unsubscribeOnNode(nodeId: string) {
     byNodeId.delete(nodeId);
     if (socket?.readyState !== WebSocket.OPEN) return;
     socket.send(
-      JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "eth_unsubscribe", params: [nodeId] }),
+      JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: pubsub.unsubscribe, params: [nodeId] }),
     );
+  }
+
+  /** The node's answer to the identity check: the expected chain subscribes, another is dropped. */
+  function onIdentity(result: unknown) {
+    const identity = result === undefined ? undefined : protocol.identityOf(JSON.stringify(result));
+    if (identity !== undefined && identity === expected) {
+      checked = true;
+      subscribeAll();
+      return;
+    }
+    log.warn("upstream WebSocket serves another chain; dropped", {
+      upstream: name,
+      identity: result ?? null,
+      expected: expected === undefined ? null : protocol.identityText(expected),
+    });
+    backoff = RECONNECT_MAX_MS;
+    socket?.close();
   }
 
   function onMessage(text: string) {
@@ -138,7 +158,7 @@ export function createUpstreamSocket(options: {
     } catch {
       return;
     }
-    if (message.method === "eth_subscription" && message.params?.subscription !== undefined) {
+    if (message.method === pubsub.notification && message.params?.subscription !== undefined) {
       const entry = byNodeId.get(message.params.subscription);
       if (entry) {
         try {
@@ -150,21 +170,7 @@ export function createUpstreamSocket(options: {
       return;
     }
     if (typeof message.id !== "number") return;
-    if (message.id === CHAIN_CHECK_ID) {
-      if (typeof message.result === "string" && message.result.toLowerCase() === expected) {
-        checked = true;
-        subscribeAll();
-      } else {
-        log.warn("upstream WebSocket serves another chain; dropped", {
-          upstream: name,
-          chainId: message.result ?? null,
-          expected,
-        });
-        backoff = RECONNECT_MAX_MS;
-        socket?.close();
-      }
-      return;
-    }
+    if (message.id === CHAIN_CHECK_ID) return onIdentity(message.result);
     const entry = requests.get(message.id);
     requests.delete(message.id);
     if (!entry) return;
@@ -180,7 +186,13 @@ export function createUpstreamSocket(options: {
       const { code, message: reason } = message.error;
       registered.delete(entry);
       entry.settle?.reject(
-        new NodeError(code, reason, undefined, JSON.stringify(message.error), nodeErrorKind(code, reason)),
+        new NodeError(
+          code,
+          reason,
+          undefined,
+          JSON.stringify(message.error),
+          protocol.errorKind(code, reason),
+        ),
       );
     }
   }
@@ -235,8 +247,8 @@ export function createUpstreamSocket(options: {
     get live() {
       return live;
     },
-    expectChain(chainId) {
-      expected = chainId.toLowerCase();
+    expectChain(identity) {
+      expected = identity;
       if (socket?.readyState === WebSocket.OPEN) checkChain();
     },
     subscribe(params, onItem) {

@@ -9,10 +9,10 @@
 
 import type { BlockHeader } from "../blockHeader";
 import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
-import { parseHeader } from "../families/evm/blockHeader";
 import type { Logger } from "../log";
 import { type Batcher, createBatcher } from "./batcher";
 import { postJsonRpc, redactUrl } from "./http";
+import type { NodeProtocol } from "./protocol";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
@@ -33,8 +33,10 @@ export type CircuitState = "closed" | "open";
 export interface UpstreamOptions {
   index: number;
   url: string;
-  /** Its WebSocket URL; undefined: heads are polled only. */
+  /** Its WebSocket URL; undefined (or a protocol without pub/sub): heads are polled only. */
   socketUrl?: string;
+  /** How its family's nodes name their chain, write headers and errors, and push heads. */
+  protocol: NodeProtocol;
   log: Logger;
   /** Every head it reports, polled or pushed. */
   onHead?(header: BlockHeader): void;
@@ -90,10 +92,11 @@ export interface Upstream {
    */
   poll(fallback?: boolean): Promise<BlockHeader | undefined>;
   /**
-   * From now on the node must serve this chain (0x-hex chain id): it is checked now, and again before the
-   * upstream comes back after each failure; until it answers the right one the upstream is not used.
+   * From now on the node must serve this chain (its identity, NodeProtocol.identityOf): it is checked now,
+   * and again before the upstream comes back after each failure; until it answers the right one the
+   * upstream is not used.
    */
-  expectChain(chainId: string): Promise<void>;
+  expectChain(identity: bigint): Promise<void>;
   /** Checked to serve the expected chain (or no chain expected yet). */
   readonly usable: boolean;
   /** Its WebSocket, when it has one. */
@@ -105,7 +108,7 @@ export interface Upstream {
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
-  const { url, timeoutMs, events } = options;
+  const { url, timeoutMs, events, protocol } = options;
   const name = `upstream-${options.index + 1}`;
   let state: CircuitState = "closed";
   let failures = 0;
@@ -119,7 +122,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let head: bigint | null = null;
   let headAt = 0;
   const lacking = new Map<string, { answer: NodeError; at: number }>();
-  let expected: string | undefined;
+  let expected: bigint | undefined;
   let verified = false;
 
   function sawHead(header: BlockHeader) {
@@ -130,29 +133,41 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     options.onHead?.(header);
   }
 
-  /** The node's chain id against the expected one; a node on another chain is taken out of rotation. */
+  /** One call straight to the node, past the batcher: its result, or `failure` when it answers an error. */
+  async function ask(method: string, params: unknown[], failure: string): Promise<string> {
+    const text = await timedPost(encodeRequest(0, method, params), 1);
+    const outcome = decodeResponses(text, protocol.errorKind).get(0);
+    if (!outcome?.ok) throw new UpstreamUnavailableError(failure, "protocol");
+    return outcome.raw;
+  }
+
+  /** The node's chain against the expected one; a node on another chain is taken out of rotation. */
   async function verify(): Promise<boolean> {
     if (expected === undefined || verified) return true;
-    const outcome = decodeResponses(await timedPost(encodeRequest(0, "eth_chainId", []), 1)).get(0);
-    if (!outcome?.ok) throw new UpstreamUnavailableError("eth_chainId failed", "protocol");
-    const chainId = (JSON.parse(outcome.raw) as string).toLowerCase();
-    if (chainId !== expected) {
-      open(`serves chain ${chainId}, not ${expected}`);
+    const { method, params } = protocol.identity;
+    const result = await ask(method, params, `${method} failed`);
+    const identity = protocol.identityOf(result);
+    if (identity === undefined) throw new UpstreamUnavailableError(`${method} named no chain`, "protocol");
+    if (identity !== expected) {
+      open(`serves chain ${protocol.identityText(identity)}, not ${protocol.identityText(expected)}`);
       return false;
     }
     verified = true;
     return true;
   }
 
-  const socket = options.socketUrl
-    ? createUpstreamSocket({
-        url: options.socketUrl,
-        name,
-        log: options.log,
-        onHead: sawHead,
-        onLive: (live) => events?.pushing?.(name, live),
-      })
-    : undefined;
+  const socket =
+    options.socketUrl && protocol.pubsub
+      ? createUpstreamSocket({
+          url: options.socketUrl,
+          name,
+          log: options.log,
+          protocol,
+          pubsub: protocol.pubsub,
+          onHead: sawHead,
+          onLive: (live) => events?.pushing?.(name, live),
+        })
+      : undefined;
 
   const latencies = new Float64Array(LATENCY_SAMPLES);
   let samples = 0;
@@ -183,6 +198,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     maxSize: options.batchMaxSize,
     maxInFlight: options.maxInFlight,
     post: timedPost,
+    errorKind: protocol.errorKind,
     onLimit: (limit, reason) => events?.batchLimit?.(name, limit, reason),
   });
 
@@ -263,10 +279,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     async poll(fallback = false) {
       try {
         if (!(await verify())) return undefined;
-        const text = await timedPost(encodeRequest(0, "eth_getBlockByNumber", ["latest", false]), 1);
-        const outcome = decodeResponses(text).get(0);
-        const header = outcome?.ok ? parseHeader(outcome.raw) : undefined;
-        if (!header) throw new UpstreamUnavailableError("the latest block could not be read", "protocol");
+        const unread = "the latest block could not be read";
+        const header = await protocol.readHeader(protocol.latest, (method, params) =>
+          ask(method, params, unread),
+        );
+        if (!header) throw new UpstreamUnavailableError(unread, "protocol");
         close();
         sawHead(header);
         return header;
@@ -280,10 +297,10 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     get usable() {
       return expected === undefined || verified;
     },
-    async expectChain(chainId) {
-      expected = chainId.toLowerCase();
+    async expectChain(identity) {
+      expected = identity;
       verified = false;
-      socket?.expectChain(expected);
+      socket?.expectChain(identity);
       try {
         await verify();
       } catch (error) {

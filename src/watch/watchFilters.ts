@@ -1,62 +1,99 @@
 /**
- * Address watch filters (docs/interface.md §5): registration per API key, and per-block results from the
- * index: a join of the block's movements with the caller's filters. `check_v2` adds the native value moved
- * inside contract execution, read from the block's traces when asked (final blocks' traces are cached, so
- * a block's results never change).
+ * Address watch filters (docs/interface.md §5): registration per API key, which blocks are published, and
+ * the pages of a block's results callers ask for. The results themselves (which movements match, and how
+ * they read) are the chain family's WatchMatcher (watch/watchMatcher.ts); addresses are the family's
+ * AddressCodec's (addresses.ts).
  */
 import type { Static } from "@sinclair/typebox";
-import { LRUCache } from "lru-cache";
+import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
 import type { Caller } from "../caller";
 import type { BlockQueries } from "../db/blockQueries";
-import { APPROVAL_KIND, type FilterStore, type MovementMatch, type StoredFilter } from "../db/filterStore";
-import { callText, type NodeClient } from "../engine/client";
+import type { FilterStore, StoredFilter } from "../db/filterStore";
 import type { ChainHead } from "../engine/head";
-import { InternalError, NotFoundError, QuotaExceededError, toServiceError } from "../errors";
-import { quantity } from "../families/evm/blockRef";
-import { type RawBlock, type RawReceipt, transactionFee } from "../families/evm/decode";
 import {
-  type InternalTransfer,
-  internalTransfersOfCallTraces,
-  internalTransfersOfParity,
-} from "../families/evm/internalTransfers";
+  InternalError,
+  NotFoundError,
+  QuotaExceededError,
+  RequestValidationError,
+  toServiceError,
+} from "../errors";
 import { rfc3339, toJson } from "../json";
 import type { Logger } from "../log";
-import type { FilterInfo, FilterResult } from "../schemas";
-import { TransferKind } from "../transferKind";
+import type { FilterInfo } from "../schemas";
+import type { FilterResultOut, ProcessedBlock, WatchMatcher, WatchVersion } from "./watchMatcher";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
 export const CHECK_PAGE = 1_000;
 /** Filters read at a time for /watch_filters/all. */
 const ALL_PAGE = 1_000;
-/** Blocks whose internal transfers are kept (by hash: a block's traces never change). */
-const INTERNAL_BLOCKS_KEPT = 256;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type FilterInfoOut = Static<typeof FilterInfo>;
-type FilterResultOut = Static<typeof FilterResult>;
+
+/** A filter as /watch_filters/add takes it (its addresses checked against the family's codec). */
+export interface FilterBody {
+  address: string;
+  contract_address?: string | null;
+  with_approval?: boolean | null;
+}
+
+export interface WatchFilters {
+  /** The last processed block as /watch_filters/lastBlockNumber answers it (-1 before any). */
+  lastBlockNumber(): Promise<{ block_number: number }>;
+  add(caller: Caller, body: FilterBody): Promise<{ filter_id: string }>;
+  remove(caller: Caller, filterId: string): Promise<{ detail: string; filter_id: string }>;
+  /** The caller's filters on one address. */
+  info(caller: Caller, address: string): Promise<{ filters: FilterInfoOut[] }>;
+  /** `{filters: [...]}` of every filter of the key, written as it is read (docs/interface.md §5.2). */
+  all(caller: Caller): Promise<ReadableStream<Uint8Array>>;
+  /** A page of CHECK_PAGE results of a processed block, from `offset`. */
+  check(caller: Caller, number: number, offset: number): Promise<{ filters: FilterResultOut[] }>;
+  /** As check, with what the family reads besides its index (EVM: value moved inside contract execution). */
+  checkV2(caller: Caller, number: number, offset: number): Promise<{ filters: FilterResultOut[] }>;
+  /** The last processed block (lastBlockNumber), -1 before any. */
+  processedUpTo(): Promise<bigint>;
+  /** Every result of a processed block for the caller's filters, in check's (or check_v2's) order. */
+  results(caller: Caller, number: number, version: WatchVersion): Promise<FilterResultOut[]>;
+}
 
 export function createWatchFilters(options: {
   filters: FilterStore;
+  /** The family's matching of a block against the filters. */
+  matcher: WatchMatcher;
+  /** The family's addresses. */
+  addresses: AddressCodec;
   blocks: BlockQueries;
-  node: NodeClient;
   head: ChainHead;
   chain: ChainInfo;
   /** MAX_FILTERS_PER_KEY. */
   maxFilters: number;
   /** Told of a bug that cut a list short after its answer began (nobody else sees it then). */
   log?: Logger;
-}) {
-  const { filters, blocks, node, head, chain, maxFilters } = options;
-  const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
-  const internalByHash = new LRUCache<string, InternalTransfer[]>({ max: INTERNAL_BLOCKS_KEPT });
+}): WatchFilters {
+  const { filters, matcher, addresses, blocks, head, chain, maxFilters } = options;
+
+  /** A body's address as stored; the route checked it with the same codec, so this refusal is a backstop. */
+  function stored(text: string, field: string): Uint8Array {
+    const canonical = addresses.canonical(text);
+    if (canonical === undefined) {
+      throw new RequestValidationError([
+        {
+          loc: ["body", field],
+          msg: `Input should be ${addresses.description}`,
+          type: "string_pattern_mismatch",
+        },
+      ]);
+    }
+    return addresses.toBytes(canonical);
+  }
 
   function info(caller: Caller, f: StoredFilter): FilterInfoOut {
     return {
       api_key: caller.key ?? "",
       blockchain: chain.blockchain,
-      address: f.address,
-      contract_address: f.contract ?? "",
+      address: addresses.fromBytes(f.address),
+      contract_address: f.contract === null ? "" : addresses.fromBytes(f.contract),
       created_at: rfc3339(f.createdAt),
       filter_id: f.filterId,
       with_approval: f.withApproval,
@@ -84,7 +121,7 @@ export function createWatchFilters(options: {
     return { first: progress.first, last: deep < progress.last ? deep : progress.last };
   }
 
-  async function processedBlock(number: number) {
+  async function processedBlock(number: number): Promise<ProcessedBlock> {
     const { first, last } = await lastBlockNumber();
     const n = BigInt(number);
     if (n > last) {
@@ -96,144 +133,23 @@ export function createWatchFilters(options: {
     return { number: n, ...block };
   }
 
-  function direction(filterAddress: string, from: string, to: string | null, kind: number) {
-    if (kind === APPROVAL_KIND || (from === filterAddress && to === filterAddress)) return "unknown" as const;
-    return to === filterAddress ? ("deposit" as const) : ("withdrawal" as const);
-  }
-
-  function result(
-    m: MovementMatch,
-    block: { number: bigint; hash: string; timestamp: bigint },
-  ): FilterResultOut {
-    const native = m.kind === TransferKind.trx;
-    return {
-      from_address: [m.from],
-      to_address: m.to === null ? [] : [m.to],
-      contract_address: native ? "" : m.contract!,
-      type: native ? "trx" : m.kind === APPROVAL_KIND ? "approval" : tokenType,
-      value: { value: BigInt(m.value), decimals: native ? chain.nativeDecimals : m.decimals },
-      currency: native ? chain.nativeSymbol : m.symbol,
-      transaction: {
-        hash: m.transactionHash,
-        fee: { value: BigInt(m.fee), decimals: chain.nativeDecimals },
-        fee_symbol: chain.nativeSymbol,
-      },
-      filter_id: m.filterId,
-      filter_target: {
-        address: m.filterAddress,
-        direction: direction(m.filterAddress, m.from, m.to, m.kind),
-      },
-      block: { hash: block.hash, number: Number(block.number), created_at: rfc3339(block.timestamp) },
-      trx_success: !m.error,
-    };
-  }
-
-  /** A processed block's internal transfers, read from its traces once (kept by block hash). */
-  async function internalTransfers(block: { number: bigint; hash: string }): Promise<InternalTransfer[]> {
-    const kept = internalByHash.get(block.hash);
-    if (kept) return kept;
-    const traces = await node.blockTraces(quantity(block.number));
-    if (traces.traces === "null") return [];
-    const found =
-      traces.format === "parity"
-        ? internalTransfersOfParity(JSON.parse(traces.traces))
-        : internalTransfersOfCallTraces(JSON.parse(traces.traces), traces.transactions);
-    internalByHash.set(block.hash, found);
-    return found;
-  }
-
-  /** Each transaction's fee, for internal transfers (whose transactions may carry no indexed movement). */
-  async function fees(block: bigint): Promise<bigint[]> {
-    const ref = quantity(block);
-    const [full, receipts] = await Promise.all([
-      callText(node, "eth_getBlockByNumber", [ref, true]),
-      callText(node, "eth_getBlockReceipts", [ref]),
-    ]);
-    const transactions = (JSON.parse(full) as RawBlock).transactions;
-    const list = JSON.parse(receipts) as RawReceipt[];
-    return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
-  }
-
-  /**
-   * check_v2's list for a block: the indexed movements and the internal value transfers, sorted; the first
-   * `limit` of them when a limit is given.
-   */
-  async function resultsV2(
-    caller: Caller,
-    block: { number: bigint; hash: string; timestamp: bigint },
-    limit?: number,
-  ): Promise<FilterResultOut[]> {
-    const [matches, internal] = await Promise.all([
-      filters.matches(caller.keyHash, block.number, limit === undefined ? undefined : { offset: 0, limit }),
-      internalTransfers(block),
-    ]);
-    // Sort keys: the transaction, then its own movements (native first, then by log) before the value
-    // its execution moved, then the filter.
-    const keyed: { key: [number, number, number, string]; out: FilterResultOut }[] = matches.map((m) => ({
-      key: [m.transactionIndex, 0, m.logIndex, m.filterId],
-      out: result(m, block),
-    }));
-    if (internal.length > 0) {
-      const addresses = [...new Set(internal.flatMap((t) => [t.from, t.to]))];
-      const watching = new Map<string, StoredFilter[]>();
-      for (const f of await filters.nativeFilters(caller.keyHash, addresses)) {
-        watching.set(f.address, [...(watching.get(f.address) ?? []), f]);
-      }
-      const matched = internal.flatMap((t) => {
-        const targets = new Map<string, StoredFilter>();
-        for (const f of [...(watching.get(t.from) ?? []), ...(watching.get(t.to) ?? [])])
-          targets.set(f.filterId, f);
-        return [...targets.values()].map((f) => ({ t, f }));
-      });
-      const feeOf = matched.length > 0 ? await fees(block.number) : [];
-      for (const { t, f } of matched) {
-        keyed.push({
-          key: [t.transactionIndex, 1, t.order, f.filterId],
-          out: result(
-            {
-              filterId: f.filterId,
-              filterAddress: f.address,
-              kind: TransferKind.trx,
-              transactionIndex: t.transactionIndex,
-              logIndex: t.order,
-              transactionHash: t.transactionHash,
-              contract: null,
-              from: t.from,
-              to: t.to,
-              value: t.value.toString(),
-              fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
-              error: false,
-              symbol: null,
-              decimals: null,
-            },
-            block,
-          ),
-        });
-      }
-    }
-    keyed.sort((a, b) => {
-      for (let i = 0; i < 3; i++) {
-        const d = (a.key[i] as number) - (b.key[i] as number);
-        if (d !== 0) return d;
-      }
-      return a.key[3] < b.key[3] ? -1 : a.key[3] > b.key[3] ? 1 : 0;
-    });
-    return (limit === undefined ? keyed : keyed.slice(0, limit)).map((k) => k.out);
+  /** A page of a processed block's results. */
+  async function checkPage(caller: Caller, number: number, offset: number, version: WatchVersion) {
+    const block = await processedBlock(number);
+    return { filters: await matcher.results(caller.keyHash, block, version, { offset, limit: CHECK_PAGE }) };
   }
 
   return {
-    async lastBlockNumber(): Promise<{ block_number: number }> {
+    async lastBlockNumber() {
       return { block_number: Number((await lastBlockNumber()).last) };
     },
 
-    async add(
-      caller: Caller,
-      body: { address: string; contract_address?: string | null; with_approval?: boolean | null },
-    ) {
+    async add(caller, body) {
+      const contract = body.contract_address;
       const filterId = await filters.add(
         caller.keyHash,
-        body.address.toLowerCase(),
-        body.contract_address?.toLowerCase() ?? null,
+        stored(body.address, "address"),
+        contract === null || contract === undefined ? null : stored(contract, "contract_address"),
         body.with_approval ?? false,
         maxFilters,
       );
@@ -245,16 +161,16 @@ export function createWatchFilters(options: {
       return { filter_id: filterId };
     },
 
-    async remove(caller: Caller, filterId: string) {
+    async remove(caller, filterId) {
       if (!UUID.test(filterId) || !(await filters.remove(caller.keyHash, filterId.toLowerCase()))) {
         throw new NotFoundError(`no filter ${filterId} for this API key`);
       }
       return { detail: "filter removed", filter_id: filterId };
     },
 
-    async info(caller: Caller, address: string) {
+    async info(caller, address) {
       return {
-        filters: (await filters.list(caller.keyHash, address.toLowerCase())).map((f) => info(caller, f)),
+        filters: (await filters.list(caller.keyHash, stored(address, "address"))).map((f) => info(caller, f)),
       };
     },
 
@@ -264,7 +180,7 @@ export function createWatchFilters(options: {
      * is read before the answer begins, so a failure there is an ordinary error answer (a 503 {detail});
      * one after it ends the list with an `error` member (docs/interface.md §5.2).
      */
-    async all(caller: Caller): Promise<ReadableStream<Uint8Array>> {
+    async all(caller) {
       let next: StoredFilter[] | undefined = await filters.page(caller.keyHash, undefined, ALL_PAGE);
       const encoder = new TextEncoder();
       let last: StoredFilter | undefined;
@@ -294,30 +210,16 @@ export function createWatchFilters(options: {
       );
     },
 
-    async check(caller: Caller, number: number, offset: number) {
-      const block = await processedBlock(number);
-      const matches = await filters.matches(caller.keyHash, block.number, { offset, limit: CHECK_PAGE });
-      return { filters: matches.map((m) => result(m, block)) };
-    },
+    check: (caller, number, offset) => checkPage(caller, number, offset, "v1"),
 
-    async checkV2(caller: Caller, number: number, offset: number) {
-      // The page's first offset + 1000 results hold at most that many indexed matches: no more are read.
-      const first = await resultsV2(caller, await processedBlock(number), offset + CHECK_PAGE);
-      return { filters: first.slice(offset, offset + CHECK_PAGE) };
-    },
+    checkV2: (caller, number, offset) => checkPage(caller, number, offset, "v2"),
 
-    /** The last processed block (lastBlockNumber), -1 before any. */
-    async processedUpTo(): Promise<bigint> {
+    async processedUpTo() {
       return (await lastBlockNumber()).last;
     },
 
-    /** Every result of a processed block for the caller's filters, in check's (or check_v2's) order. */
-    async results(caller: Caller, number: number, version: "v1" | "v2"): Promise<FilterResultOut[]> {
-      const block = await processedBlock(number);
-      if (version === "v2") return resultsV2(caller, block);
-      return (await filters.matches(caller.keyHash, block.number)).map((m) => result(m, block));
+    async results(caller, number, version) {
+      return matcher.results(caller.keyHash, await processedBlock(number), version);
     },
   };
 }
-
-export type WatchFilters = ReturnType<typeof createWatchFilters>;

@@ -8,6 +8,8 @@ import { type BlockRefs, readBlockRef } from "../../blockRef";
 const CANONICAL_HEX = /^0x(?:0|[1-9a-f][0-9a-f]{0,15})$/;
 const HEX = /^0x[0-9a-f]+$/i;
 const NODE_BLOCK_NUMBER = /^0x[0-9a-f]{1,16}$/;
+/** 32 bytes of hex, in any case: nodes differ, and so do callers. */
+const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** A block number in the node's form (tags already resolved): 0x and at most 16 lower-case hex digits. */
 export function isBlockNumberHex(value: string): boolean {
@@ -36,4 +38,7 @@ export const evmBlockRefs: BlockRefs = {
   encode: quantity,
   numberOf: (ref) => (isBlockNumberHex(ref) ? BigInt(ref) : undefined),
   normalize: toNodeBlockRef,
+  isHash: (value) => BLOCK_HASH.test(value),
+  // Lower case, as every hash the service compares (blockHeader.ts lower-cases the headers' too).
+  normalizeHash: (hash) => hash.toLowerCase(),
 };

@@ -76,6 +76,8 @@ interface RawLog {
   logIndex: string;
 }
 export interface RawReceipt {
+  /** The block it was read from: every receipt of a block read must name that block (evmIndex.ts). */
+  blockHash?: string;
   transactionHash: string;
   transactionIndex: string;
   status?: string;

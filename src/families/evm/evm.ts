@@ -5,9 +5,17 @@
 import { join } from "node:path";
 import type { Blockchain } from "../../blockchain";
 import type { ChainFamily } from "../family";
+import { evmAddresses } from "./addresses";
 import { evmBlockRefs } from "./blockRef";
 import { describeChain } from "./chains";
 import { startAnvil } from "./devChain";
+import { evmIndex } from "./evmIndex";
+import { evmOperations } from "./evmOperations";
+import { logsSubscription } from "./logsSubscription";
+import { EVM_STREAMS, evmMethods } from "./methods";
+import { newPendingTransactionsSubscription } from "./newPendingTransactionsSubscription";
+import { evmFinalityTags, evmHeadNumber, evmNodeProtocol } from "./nodeProtocol";
+import { createEvmWatchMatcher } from "./watchMatcher";
 
 /** anvil mines a block per transaction: its head is followed closely. */
 const DEV_HEAD_POLL_MS = 250;
@@ -38,7 +46,17 @@ export const evm: ChainFamily = {
     return { url: anvil.url, headPollMs: DEV_HEAD_POLL_MS, stop: () => anvil.stop() };
   },
   // -- the node protocol, the head follower's reads (upstream, engine) --
+  node: evmNodeProtocol,
+  finalityTags: evmFinalityTags,
+  headNumber: evmHeadNumber,
   // -- method rows, operations, streams (engine, operations, http) --
+  methods: evmMethods,
+  operations: evmOperations,
+  streams: EVM_STREAMS,
   // -- the index (indexer, db) --
+  index: evmIndex,
   // -- addresses, watch filters, subscriptions (watch, realtime, db) --
+  addresses: evmAddresses,
+  createWatchMatcher: createEvmWatchMatcher,
+  subscriptions: [logsSubscription, newPendingTransactionsSubscription],
 };

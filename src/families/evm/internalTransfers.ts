@@ -18,7 +18,7 @@ export interface InternalTransfer {
   value: bigint;
 }
 
-interface ParityTrace {
+export interface ParityTrace {
   type: string;
   action: {
     callType?: string;
@@ -85,7 +85,7 @@ export function internalTransfersOfParity(traces: ParityTrace[]): InternalTransf
   return out;
 }
 
-interface CallFrame {
+export interface CallFrame {
   type: string;
   from?: string;
   to?: string;
@@ -94,9 +94,15 @@ interface CallFrame {
   calls?: CallFrame[];
 }
 
+/** A transaction's call tree; older Geth versions write no txHash. */
+export interface CallTrace {
+  txHash?: string;
+  result: CallFrame;
+}
+
 /** From `debug_traceBlockByNumber` with `{tracer: "callTracer"}`: one `{txHash, result}` per transaction. */
 export function internalTransfersOfCallTraces(
-  traces: { txHash?: string; result: CallFrame }[],
+  traces: CallTrace[],
   transactionHashes: string[],
 ): InternalTransfer[] {
   const out: InternalTransfer[] = [];

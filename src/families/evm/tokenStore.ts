@@ -1,8 +1,8 @@
 /** Token metadata kept in the database, read by the transfer queries and the token operations. */
 
-import type { TokenMetadata } from "../families/evm/tokenMetadata";
-import { TransferKind } from "../transferKind";
-import type { Sql } from "./database";
+import type { Sql } from "../../db/database";
+import { TransferKind } from "../../transferKind";
+import type { TokenMetadata } from "./tokenMetadata";
 
 export interface StoredTokenMetadata extends TokenMetadata {
   address: string;

@@ -1,11 +1,10 @@
 /** Token balances and metadata (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
-import type { ChainInfo } from "../blockchain";
-import type { StoredTokenMetadata, TokenStore } from "../db/tokenStore";
-import { callText, type NodeClient } from "../engine/client";
-import { NodeError } from "../errors";
-import { readTokenMetadata } from "../families/evm/tokenMetadata";
-import { rawText, rfc3339 } from "../json";
+import type { ChainInfo } from "../../blockchain";
+import { callText, type NodeClient } from "../../engine/client";
+import { NodeError } from "../../errors";
+import { rawText, rfc3339 } from "../../json";
+import { defineOperation, type Operation } from "../../operations/operation";
 import {
   Address,
   Bodies,
@@ -13,8 +12,9 @@ import {
   TokenBalance,
   TokenBalanceByAddress,
   TokenMetadataOut,
-} from "../schemas";
-import { defineOperation, type Operation } from "./operation";
+} from "../../schemas";
+import { readTokenMetadata } from "./tokenMetadata";
+import type { StoredTokenMetadata, TokenStore } from "./tokenStore";
 
 /** Stored metadata older than this is read again from the contract. */
 const METADATA_MAX_AGE_MS = 86_400_000;

@@ -1,0 +1,159 @@
+/**
+ * The follower's reorg walk on blocks recorded from anvil (head.test.json: branch a, blocks 0 to 4; branch b,
+ * blocks 3 to 5 forked after block 2), through a fake pool that answers block reads from whichever branch is
+ * canonical now, and reports the heads a test pushes as an upstream would. A family's follower test reads
+ * its own recorded blocks the same way, through its node protocol and block references.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { BlockHeader } from "../blockHeader";
+import { NodeError } from "../errors";
+import { evmBlockRefs } from "../families/evm/blockRef";
+import { evmFinalityTags, evmNodeProtocol } from "../families/evm/nodeProtocol";
+import { createLogger } from "../log";
+import { type ChainChange, type ChainHead, createChainHead, type FollowedPool } from "./head";
+import recorded from "./head.test.json";
+
+/** More than the chain's length: nothing is final, so the walk may go down to the fork. */
+const CONFIRMATIONS = 64;
+const POLL_MS = 1_000;
+
+const rawOf = (block: object) => JSON.stringify(block);
+const A = recorded.a.map(rawOf);
+const B = recorded.b.map(rawOf);
+const header = (raw: string) => evmNodeProtocol.parseHeader(raw)!;
+/** Branch a up to `top`, then branch b's blocks from 3 up to `bTop` (none when undefined). */
+function branch(top: number, bTop?: number): string[] {
+  return bTop === undefined ? A.slice(0, top + 1) : [...A.slice(0, 3), ...B.slice(0, bTop - 2)];
+}
+const short = (blocks: BlockHeader[]) => blocks.map((b) => `${b.number}:${b.hash.slice(0, 10)}`);
+const named = (raws: string[]) => short(raws.map(header));
+
+interface FakePool extends FollowedPool {
+  /** The canonical chain now, by height: each block's JSON. */
+  chain: string[];
+  /** The heights the follower read, in order. */
+  reads: bigint[];
+  /** Reports a head, as an upstream's push or poll does. */
+  push(raw: string): void;
+}
+
+/** An EVM node behind a pool: block reads by number from `chain`, no finality tags (an old client). */
+function fakePool(): FakePool {
+  const listeners: ((header: BlockHeader, upstream: string) => void)[] = [];
+  const pool: FakePool = {
+    chain: [],
+    reads: [],
+    push(raw) {
+      for (const listener of listeners) listener(header(raw), "upstream-1");
+    },
+    async call(method, params) {
+      expect(method).toBe("eth_getBlockByNumber");
+      const ref = params[0] as string;
+      const n = evmBlockRefs.numberOf(ref);
+      if (n === undefined) {
+        const error = { code: -32602, message: `unknown block tag ${ref}` };
+        throw new NodeError(error.code, error.message, undefined, JSON.stringify(error), "request");
+      }
+      pool.reads.push(n);
+      return { raw: pool.chain[Number(n)] ?? "null", upstream: "upstream-1" };
+    },
+    onHead: (listener) => void listeners.push(listener),
+    pushing: () => true,
+    async pollNow() {
+      pool.push(pool.chain[pool.chain.length - 1]!);
+    },
+  };
+  return pool;
+}
+
+let follower: ChainHead | undefined;
+afterEach(() => follower?.stop());
+
+/** A follower of `pool` at the head of its chain, with every change it reports and every reorg's height. */
+async function follow(pool: FakePool) {
+  const head = createChainHead({
+    pool,
+    node: evmNodeProtocol,
+    refs: evmBlockRefs,
+    finalityTags: evmFinalityTags,
+    confirmations: CONFIRMATIONS,
+    pollMs: POLL_MS,
+    log: createLogger({ level: "silent" }),
+  });
+  follower = head;
+  const changes: { removed: string[]; added: string[] }[] = [];
+  const reorgs: bigint[] = [];
+  head.onChange((change: ChainChange) =>
+    changes.push({ removed: short(change.removed), added: short(change.added) }),
+  );
+  head.onReorg((from) => reorgs.push(from));
+  await head.refresh();
+  pool.reads.length = 0;
+  return { head, changes, reorgs };
+}
+
+describe("the follower's reorg walk", () => {
+  test("a head on another branch: walked back to the common ancestor, dropped and added blocks lowest first", async () => {
+    const pool = fakePool();
+    pool.chain = branch(2);
+    const { head, changes, reorgs } = await follow(pool);
+    expect(head.headBlock()?.number).toBe(2n);
+
+    // Heads that extend the chain are taken as they come, without a read.
+    pool.chain = branch(4);
+    pool.push(A[3]!);
+    pool.push(A[4]!);
+    expect(changes).toEqual([
+      { removed: [], added: named([A[3]!]) },
+      { removed: [], added: named([A[4]!]) },
+    ]);
+    expect(pool.reads).toEqual([]);
+
+    // The nodes move to branch b: its head at 5 does not link to 4, so the follower reads down to the fork.
+    pool.chain = branch(2, 5);
+    pool.push(B[2]!);
+    await head.refresh();
+    expect(pool.reads).toEqual([4n, 3n]);
+    expect(reorgs).toEqual([3n]);
+    expect(changes.slice(2)).toEqual([{ removed: named([A[3]!, A[4]!]), added: named(B) }]);
+    for (const [i, raw] of B.entries()) expect(head.canonicalHash(BigInt(i + 3))).toBe(header(raw).hash);
+    expect(head.canonicalHash(2n)).toBe(header(A[2]!).hash);
+    expect(head.latest()).toBe(5n);
+  });
+
+  test("a branch pushed block by block links without a read; one of the same height replaces the head", async () => {
+    const pool = fakePool();
+    pool.chain = branch(4);
+    const { head, changes, reorgs } = await follow(pool);
+    pool.chain = branch(2, 4);
+    // Lower than the head: lag (or a branch not longer yet), never a reorg by itself.
+    pool.push(B[0]!);
+    expect(changes).toEqual([]);
+    pool.push(B[1]!);
+    await head.refresh();
+    expect(pool.reads).toEqual([]);
+    expect(reorgs).toEqual([3n]);
+    expect(changes).toEqual([{ removed: named([A[3]!, A[4]!]), added: named([B[0]!, B[1]!]) }]);
+    pool.chain = branch(2, 5);
+    pool.push(B[2]!);
+    expect(changes.slice(1)).toEqual([{ removed: [], added: named([B[2]!]) }]);
+    expect(head.latest()).toBe(5n);
+  });
+
+  test("a lower head from a lagging upstream is lag: nothing changes", async () => {
+    const pool = fakePool();
+    pool.chain = branch(2, 5);
+    const { head, changes, reorgs } = await follow(pool);
+    // An upstream still on branch a reports its blocks 3 and 4: both below the head at 5.
+    pool.push(A[4]!);
+    pool.push(A[3]!);
+    pool.push(A[2]!);
+    await head.refresh();
+    expect(changes).toEqual([]);
+    expect(reorgs).toEqual([]);
+    expect(pool.reads).toEqual([]);
+    expect(head.latest()).toBe(5n);
+    expect(head.canonicalHash(4n)).toBe(header(B[1]!).hash);
+    expect(head.canonicalHash(3n)).toBe(header(B[0]!).hash);
+  });
+});

@@ -1,0 +1,356 @@
+/**
+ * The EVM index in PostgreSQL (sql/evm/): the indexer's writes and reads of it. Blocks are written in
+ * groups, each group in one transaction together with the progress row, so a crash leaves the index at a
+ * group boundary: no gap, and a restart does not write a block twice. Rows go in through `unnest` of text
+ * arrays, one per column: one prepared statement a table whatever the number of rows, 20/32-byte values
+ * decoded from hex, amounts cast to numeric exactly.
+ */
+import type postgres from "postgres";
+import type { Sql } from "../../db/database";
+import { FencedError, type IndexerState, type IndexWriter } from "../../indexer/indexFamily";
+import type { DecodedBlock, TransferRow } from "./decode";
+
+type Tx = postgres.TransactionSql<Record<string, never>>;
+
+/** A column's text as `unnest` hands it over; null is SQL null. */
+type Cell = string | null;
+/** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
+type ColumnType = "bigint" | "integer" | "smallint" | "numeric" | "boolean" | "date" | "hex";
+
+type RowsOf = (block: DecodedBlock, number: string) => Cell[][];
+
+/** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
+interface IndexTable {
+  name: string;
+  width: number;
+  rowsOf: RowsOf;
+  /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
+  names: string;
+  values: string;
+  aliases: string;
+}
+
+function indexTable(
+  name: string,
+  columns: readonly [name: string, type: ColumnType][],
+  rowsOf: RowsOf,
+): IndexTable {
+  return {
+    name,
+    width: columns.length,
+    rowsOf,
+    names: columns.map(([column]) => column).join(", "),
+    values: columns
+      .map(([, type], i) => (type === "hex" ? `decode(c${i}, 'hex')` : `c${i}::${type}`))
+      .join(", "),
+    aliases: columns.map((_, i) => `c${i}`).join(", "),
+  };
+}
+
+const hex = (value: string) => value.slice(2);
+const hexOrNull = (value: string | null) => (value === null ? null : hex(value));
+const text = (value: bigint | number | boolean) => String(value);
+/** The UTC date of a Unix time, as PostgreSQL reads a date. */
+export const utcDay = (unixSeconds: bigint) =>
+  new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
+
+/** Each address a transfer touches, and its side: 1 sends, 2 receives, 3 both (a self-transfer, one row). */
+function sidesOf(r: TransferRow): [string, number][] {
+  if (r.to === r.from) return [[r.from, 3]];
+  if (r.to === null) return [[r.from, 1]];
+  return [
+    [r.from, 1],
+    [r.to, 2],
+  ];
+}
+
+const BLOCKS = indexTable(
+  "blocks",
+  [
+    ["number", "bigint"],
+    ["hash", "hex"],
+    ["parent_hash", "hex"],
+    ["timestamp", "bigint"],
+    ["day", "date"],
+    ["miner", "hex"],
+    ["gas_used", "bigint"],
+    ["gas_limit", "bigint"],
+    ["base_fee_per_gas", "numeric"],
+    ["transaction_count", "integer"],
+    ["transfer_count", "integer"],
+    ["uncle_count", "integer"],
+    ["total_fees", "numeric"],
+    ["burnt_fees", "numeric"],
+    ["gas_price_sum", "numeric"],
+  ],
+  (b, n) => [
+    [
+      n,
+      hex(b.hash),
+      hex(b.parentHash),
+      text(b.timestamp),
+      utcDay(b.timestamp),
+      hex(b.miner),
+      text(b.gasUsed),
+      text(b.gasLimit),
+      b.baseFee === null ? null : text(b.baseFee),
+      text(b.transactionCount),
+      text(b.transfers.length),
+      text(b.uncleCount),
+      text(b.totalFees),
+      text(b.burntFees),
+      text(b.gasPriceSum),
+    ],
+  ],
+);
+
+const TRANSFERS = indexTable(
+  "transfers",
+  [
+    ["block_number", "bigint"],
+    ["transaction_index", "integer"],
+    ["log_index", "integer"],
+    ["transaction_hash", "hex"],
+    ["transfer_type", "smallint"],
+    ["contract_address", "hex"],
+    ["from_address", "hex"],
+    ["to_address", "hex"],
+    ["value", "numeric"],
+    ["fee", "numeric"],
+    ["transaction_error", "boolean"],
+  ],
+  (b, n) =>
+    b.transfers.map((r) => [
+      n,
+      text(r.transactionIndex),
+      text(r.logIndex),
+      hex(r.transactionHash),
+      text(r.kind),
+      hexOrNull(r.contract),
+      hex(r.from),
+      hexOrNull(r.to),
+      text(r.value),
+      text(r.fee),
+      text(r.error),
+    ]),
+);
+
+/** One row per address a transfer touches, with what the address queries filter on (sql/evm/003). */
+const TRANSFER_ADDRESSES = indexTable(
+  "transfer_addresses",
+  [
+    ["address", "hex"],
+    ["block_number", "bigint"],
+    ["transaction_index", "integer"],
+    ["log_index", "integer"],
+    ["side", "smallint"],
+    ["transfer_type", "smallint"],
+    ["contract_address", "hex"],
+  ],
+  (b, n) =>
+    b.transfers.flatMap((r) =>
+      sidesOf(r).map(([address, side]) => [
+        hex(address),
+        n,
+        text(r.transactionIndex),
+        text(r.logIndex),
+        text(side),
+        text(r.kind),
+        hexOrNull(r.contract),
+      ]),
+    ),
+);
+
+const APPROVALS = indexTable(
+  "approvals",
+  [
+    ["block_number", "bigint"],
+    ["transaction_index", "integer"],
+    ["log_index", "integer"],
+    ["transaction_hash", "hex"],
+    ["contract_address", "hex"],
+    ["owner", "hex"],
+    ["spender", "hex"],
+    ["value", "numeric"],
+    ["fee", "numeric"],
+    ["transaction_error", "boolean"],
+  ],
+  (b, n) =>
+    b.approvals.map((r) => [
+      n,
+      text(r.transactionIndex),
+      text(r.logIndex),
+      hex(r.transactionHash),
+      hex(r.contract),
+      hex(r.owner),
+      hex(r.spender),
+      text(r.value),
+      text(r.fee),
+      text(r.error),
+    ]),
+);
+
+const BLOCK_ADDRESSES = indexTable(
+  "block_addresses",
+  [
+    ["block_number", "bigint"],
+    ["address", "hex"],
+  ],
+  (b, n) => b.addresses.map((address) => [n, hex(address)]),
+);
+
+/** In the order they are written: blocks first, which the others reference. */
+const TABLES = [BLOCKS, TRANSFERS, TRANSFER_ADDRESSES, APPROVALS, BLOCK_ADDRESSES] as const;
+
+/** A group's rows of one table, as one text array per column. */
+interface TableRows {
+  table: IndexTable;
+  columns: Cell[][];
+}
+
+function encode(table: IndexTable, blocks: readonly DecodedBlock[]): TableRows {
+  const columns = Array.from({ length: table.width }, (): Cell[] => []);
+  for (const block of blocks) {
+    for (const row of table.rowsOf(block, text(block.number))) {
+      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
+    }
+  }
+  return { table, columns };
+}
+
+/** Appends a table's rows in one statement: the same text for every group, one prepared statement a table. */
+async function insertRows(tx: Tx, { table, columns }: TableRows): Promise<void> {
+  if (columns[0]!.length === 0) return;
+  const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
+  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
+    from unnest(${arrays}) as u(${tx.unsafe(table.aliases)})`;
+}
+
+/** The days' figures of blocks first to last, added to what the days had. */
+async function addDailyStats(tx: Tx, first: string, last: string): Promise<void> {
+  await tx`insert into daily_stats as s (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      active_addresses, total_gas_used, gas_price_sum, total_fees, burnt_fees)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), 0,
+      sum(gas_used), sum(gas_price_sum), sum(total_fees), sum(burnt_fees)
+    from blocks where number between ${first}::bigint and ${last}::bigint group by day
+    on conflict (day) do update set from_block = least(s.from_block, excluded.from_block),
+      to_block = greatest(s.to_block, excluded.to_block), block_count = s.block_count + excluded.block_count,
+      transaction_count = s.transaction_count + excluded.transaction_count,
+      transfer_count = s.transfer_count + excluded.transfer_count,
+      total_gas_used = s.total_gas_used + excluded.total_gas_used,
+      gas_price_sum = s.gas_price_sum + excluded.gas_price_sum,
+      total_fees = s.total_fees + excluded.total_fees, burnt_fees = s.burnt_fees + excluded.burnt_fees`;
+}
+
+/** The days' active addresses: an address is new to its day when its row is inserted rather than updated (xmax = 0). */
+async function addDayAddresses(tx: Tx, first: string, last: string): Promise<void> {
+  await tx`with touched as (
+      insert into day_addresses as d (day, address, blocks)
+      select b.day, a.address, count(*) from block_addresses a join blocks b on b.number = a.block_number
+      where a.block_number between ${first}::bigint and ${last}::bigint group by b.day, a.address
+      on conflict (day, address) do update set blocks = d.blocks + excluded.blocks
+      returning d.day, d.xmax = 0 as fresh)
+    update daily_stats s set active_addresses = s.active_addresses + f.n
+    from (select day, count(*) as n from touched where fresh group by day) f where s.day = f.day`;
+}
+
+/** Removes blocks from `from` up, and takes what they added out of their days' figures. */
+async function removeFrom(tx: Tx, from: string): Promise<void> {
+  const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
+    (r) => r.day as string,
+  );
+  if (days.length === 0) return;
+  await tx`update day_addresses d set blocks = d.blocks - g.n
+    from (select b.day, a.address, count(*) as n from block_addresses a join blocks b on b.number = a.block_number
+      where a.block_number >= ${from}::bigint group by b.day, a.address) g
+    where d.day = g.day and d.address = g.address`;
+  await tx`delete from day_addresses where day = any(${days}::date[]) and blocks <= 0`;
+  await tx`delete from blocks where number >= ${from}::bigint`;
+  // The undone days' figures, again from what remains of them.
+  await tx`delete from daily_stats where day = any(${days}::date[])`;
+  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      active_addresses, total_gas_used, gas_price_sum, total_fees, burnt_fees)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count),
+      (select count(*) from day_addresses d where d.day = b.day),
+      sum(gas_used), sum(gas_price_sum), sum(total_fees), sum(burnt_fees)
+    from blocks b where day = any(${days}::date[]) group by day`;
+}
+
+/** The growing tables' partitions (sql/evm/005_index_partitions.sql), made one partition ahead of the writes. */
+function createPartitioner(sql: Sql) {
+  let partitionBlocks: bigint | undefined;
+  let coveredUpTo = -1n;
+  return async function partitionsFor(first: bigint, last: bigint): Promise<void> {
+    if (partitionBlocks === undefined) {
+      const [row] = await sql`select blocks::text as blocks from index_partitioning`;
+      partitionBlocks = BigInt(row!.blocks as string);
+    }
+    const ahead = last + partitionBlocks;
+    if (ahead <= coveredUpTo) return;
+    // Outside the write's transaction: making a partition locks its table, briefly and once.
+    await sql`select ensure_index_partitions(${text(first)}::bigint, ${text(ahead)}::bigint)`;
+    coveredUpTo = (ahead / partitionBlocks + 1n) * partitionBlocks - 1n;
+  };
+}
+
+export function createIndexWriter(sql: Sql): IndexWriter<DecodedBlock> {
+  const partitionsFor = createPartitioner(sql);
+
+  async function state(): Promise<IndexerState | undefined> {
+    const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
+    return row
+      ? { firstBlock: BigInt(row.first as string), lastBlock: BigInt(row.last as string) }
+      : undefined;
+  }
+
+  return {
+    state,
+    async start(firstBlock) {
+      await sql`insert into indexer_state (first_block, last_block)
+        values (${text(firstBlock)}::bigint, ${text(firstBlock - 1n)}::bigint) on conflict (id) do nothing`;
+      return (await state())!;
+    },
+
+    async hashOf(number) {
+      const [row] =
+        await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
+      return row ? `0x${row.hash as string}` : undefined;
+    },
+
+    async write(blocks, expectedLast) {
+      if (blocks.length === 0) return;
+      const rows = TABLES.map((table) => encode(table, blocks));
+      const first = text(blocks[0]!.number);
+      const last = text(blocks[blocks.length - 1]!.number);
+      await partitionsFor(BigInt(first), BigInt(last));
+      await sql.begin(async (tx) => {
+        // Taken first: a second writer waits here on the row lock, then finds the index moved on.
+        const moved = await tx`update indexer_state set last_block = ${last}::bigint, updated_at = now()
+          where last_block = ${text(expectedLast)}::bigint`;
+        if (moved.count !== 1) throw new FencedError(expectedLast);
+        for (const table of rows) await insertRows(tx, table);
+        await addDailyStats(tx, first, last);
+        if (blocks.some((block) => block.addresses.length > 0)) {
+          await addDayAddresses(tx, first, last);
+        }
+      });
+    },
+
+    async maintain() {
+      // Autovacuum waits for a fifth of a table to be new before it looks (and PGlite has none): until
+      // then the planner thinks a grown table is small, and index-only scans visit the heap.
+      await sql`vacuum (analyze) blocks, transfers, transfer_addresses, approvals, block_addresses, daily_stats,
+        day_addresses`;
+    },
+
+    async rewind(from, expectedLast) {
+      await sql.begin(async (tx) => {
+        const moved =
+          await tx`update indexer_state set last_block = least(last_block, ${text(from - 1n)}::bigint),
+          updated_at = now() where last_block = ${text(expectedLast)}::bigint`;
+        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await removeFrom(tx, text(from));
+      });
+    },
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * `logs` (docs/interface.md §14): the logs of each new canonical block, read from its receipts (through the
+ * engine, so cached and shared with the indexer), filtered per subscription by address and topics; on a
+ * reorg, the logs sent for the dropped blocks are sent again with `removed: true`, then the new branch's.
+ */
+import type { BlockHeader } from "../../blockHeader";
+import { callText } from "../../engine/client";
+import type { ChainChange } from "../../engine/head";
+import { InvalidParamsError } from "../../errors";
+import type {
+  SubscriptionContext,
+  SubscriptionFeed,
+  SubscriptionKind,
+} from "../../realtime/subscriptionKind";
+import { evmAddresses } from "./addresses";
+import { quantity } from "./blockRef";
+
+/** Blocks whose logs are kept, to be sent again as removed should a reorg drop them. */
+const LOG_BLOCKS_KEPT = 256;
+/** eth_subscribe's topic positions. */
+const MAX_TOPICS = 4;
+
+export interface LogFilter {
+  addresses?: Set<string>;
+  /** Per position: null matches anything, else one of the set. */
+  topics: (Set<string> | null)[];
+}
+
+interface StoredLog {
+  /** Canonical; undefined where the node wrote no address (it then matches no address filter). */
+  address: string | undefined;
+  topics: string[];
+  object: Record<string, unknown>;
+  text: string;
+}
+
+const HEX_32 = /^0x[0-9a-fA-F]{64}$/;
+
+/** The `logs` filter: `{address?, topics?}` as eth_subscribe takes it. */
+function logFilterOf(value: unknown): LogFilter {
+  if (value === undefined || value === null) return { topics: [] };
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidParamsError("invalid params: the logs filter must be an object {address?, topics?}");
+  }
+  const { address, topics, ...rest } = value as { address?: unknown; topics?: unknown };
+  const extra = Object.keys(rest);
+  if (extra.length > 0) {
+    throw new InvalidParamsError(
+      `invalid params: the logs filter takes address and topics, not ${extra.join(", ")}`,
+    );
+  }
+  const filter: LogFilter = { topics: [] };
+  if (address !== undefined && address !== null) {
+    const list = (Array.isArray(address) ? address : [address]).map((a) =>
+      typeof a === "string" ? evmAddresses.canonical(a) : undefined,
+    );
+    if (list.some((a) => a === undefined)) {
+      throw new InvalidParamsError("invalid params: address should be a 20-byte address or a list of them");
+    }
+    filter.addresses = new Set(list as string[]);
+  }
+  if (topics !== undefined && topics !== null) {
+    if (!Array.isArray(topics) || topics.length > MAX_TOPICS) {
+      throw new InvalidParamsError("invalid params: topics should be a list of at most 4 positions");
+    }
+    filter.topics = topics.map((t) => {
+      if (t === null) return null;
+      const alternatives = Array.isArray(t) ? t : [t];
+      if (alternatives.some((x) => typeof x !== "string" || !HEX_32.test(x))) {
+        throw new InvalidParamsError(
+          "invalid params: a topic should be a 32-byte hash, null, or a list of them",
+        );
+      }
+      return new Set(alternatives.map((x) => (x as string).toLowerCase()));
+    });
+  }
+  return filter;
+}
+
+function matches(filter: LogFilter, log: StoredLog): boolean {
+  if (filter.addresses && (log.address === undefined || !filter.addresses.has(log.address))) return false;
+  for (let i = 0; i < filter.topics.length; i++) {
+    const wanted = filter.topics[i];
+    if (wanted === null || wanted === undefined) continue;
+    const topic = log.topics[i];
+    if (topic === undefined || !wanted.has(topic)) return false;
+  }
+  return true;
+}
+
+export const logsSubscription: SubscriptionKind<LogFilter> = {
+  name: "logs",
+  parse: logFilterOf,
+  open: openLogs,
+};
+
+/** The chain follower's changes, in order, as the logs of the blocks they drop and add. */
+function openLogs(context: SubscriptionContext<LogFilter>): SubscriptionFeed<LogFilter> {
+  const { subscriptions, notify, node, log } = context;
+  /** The logs of recent canonical blocks, by block hash, in the order they were processed. */
+  const blockLogs = new Map<string, StoredLog[]>();
+  let logWork: Promise<void> = Promise.resolve();
+
+  async function logsOf(block: BlockHeader): Promise<StoredLog[] | undefined> {
+    const text = await callText(node, "eth_getBlockReceipts", [quantity(block.number)]);
+    if (text === "null") return undefined;
+    const receipts = JSON.parse(text) as { blockHash: string; logs: Record<string, unknown>[] }[];
+    // Receipts of another block at that height: the chain moved on; the change that follows says how.
+    if (receipts.some((r) => r.blockHash.toLowerCase() !== block.hash)) return undefined;
+    return receipts.flatMap((r) =>
+      r.logs.map((object) => ({
+        address: evmAddresses.canonical(String(object.address)),
+        topics: (object.topics as string[]).map((t) => t.toLowerCase()),
+        object,
+        text: JSON.stringify(object),
+      })),
+    );
+  }
+
+  function keep(hash: string, logs: StoredLog[]) {
+    blockLogs.set(hash, logs);
+    if (blockLogs.size > LOG_BLOCKS_KEPT) blockLogs.delete(blockLogs.keys().next().value!);
+  }
+
+  async function sendLogs(change: ChainChange): Promise<void> {
+    if (subscriptions.size === 0) return;
+    for (const block of change.removed) {
+      const logs = blockLogs.get(block.hash);
+      blockLogs.delete(block.hash);
+      if (!logs) continue;
+      for (const subscription of subscriptions) {
+        for (const l of logs) {
+          if (matches(subscription.options, l)) {
+            notify(subscription, JSON.stringify({ ...l.object, removed: true }));
+          }
+        }
+      }
+    }
+    // Every block's receipts asked at once (one batch upstream), sent in order.
+    const reads = change.added.map((block) => logsOf(block).catch((error: unknown) => error as Error));
+    for (let i = 0; i < reads.length; i++) {
+      const logs = await reads[i];
+      const block = change.added[i]!;
+      if (logs instanceof Error || logs === undefined) {
+        if (logs instanceof Error)
+          log.warn("logs of a new block could not be read", {
+            block: block.number.toString(),
+            error: logs.message,
+          });
+        continue;
+      }
+      keep(block.hash, logs);
+      for (const subscription of subscriptions) {
+        for (const l of logs) if (matches(subscription.options, l)) notify(subscription, l.text);
+      }
+    }
+  }
+
+  return {
+    changed(change) {
+      logWork = logWork
+        .then(() => sendLogs(change))
+        .catch((error) => log.error("logs notification failed", { error }));
+    },
+  };
+}

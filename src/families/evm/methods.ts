@@ -1,0 +1,357 @@
+/**
+ * Every EVM node method, one row each (docs/interface.md §2): what callers see of it (its JSON-RPC name,
+ * group, params, result, REST form, cost) and how the engine caches its answers (its `policy`, the rules of
+ * cache/policy.ts; where its block parameter sits). The node operations and the engine's policy table are
+ * derived from these rows; a new node method is one row. A method without a policy is passed to the node
+ * and never cached.
+ */
+import { Type as T, type TSchema } from "@sinclair/typebox";
+import type { MethodPolicy } from "../../cache/policy";
+import type { NodeClient } from "../../engine/client";
+import type { ChainHead } from "../../engine/head";
+import type { MethodTable } from "../../engine/methodTable";
+import {
+  type NodeMethodRow,
+  nodeOperation,
+  type Operation,
+  type StreamSpec,
+} from "../../operations/operation";
+import { BlockRef } from "../../schemas";
+import { createEvmFetch } from "./evmFetch";
+import { blockRef, logFilter, lower, p, restLogFilter, toQuantity } from "./params";
+import {
+  Block,
+  NodeBodies as Bodies,
+  HexData,
+  HexQuantity,
+  LogFilter,
+  LogOut,
+  Quantity,
+  Receipt,
+  StorageSlot,
+  Trace,
+  Transaction,
+} from "./schemas";
+
+/** An offered method's row, with how the engine caches the answers of the node method it calls. */
+interface EvmMethodRow extends NodeMethodRow {
+  policy?: MethodPolicy;
+}
+/** A node method the service calls itself (a fallback) but offers to no caller: its policy only. */
+interface CalledMethodRow {
+  calls: string;
+  policy: MethodPolicy;
+}
+
+const NullOr = (s: TSchema) => T.Union([s, T.Null()]);
+const HexOrNull = NullOr(T.String());
+
+const at = (index: number, optional = false) => ({ kind: "position" as const, index, optional });
+const TX_BLOCK = { number: "blockNumber", hash: "blockHash" };
+const BLOCK_NAMES = { number: "number", hash: "hash" };
+
+/** eth_getLogs costs one rate-limit token per this many blocks of its range. */
+const LOG_BLOCKS_PER_TOKEN = 1_000n;
+
+/** A node-form block of a log range as a number: tags at the followed head. */
+function rangeEnd(ref: unknown, head: ChainHead): bigint {
+  if (ref === undefined || typeof ref !== "string") return head.latest() ?? 0n;
+  if (ref === "earliest") return 0n;
+  return ref.startsWith("0x") ? BigInt(ref) : (head.latest() ?? 0n);
+}
+
+/** One token per 1,000 blocks of the range (a query by block hash is one block). */
+function logsCost([filter]: unknown[], head: ChainHead): number {
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+  if (f.blockHash !== undefined) return 1;
+  const from = rangeEnd(f.fromBlock, head);
+  const to = rangeEnd(f.toBlock, head);
+  const blocks = to >= from ? to - from + 1n : 1n;
+  return Number((blocks + LOG_BLOCKS_PER_TOKEN - 1n) / LOG_BLOCKS_PER_TOKEN);
+}
+
+/** The Methods (docs/interface.md §2), each with its REST route, in the order the document lists them. */
+const METHODS: EvmMethodRow[] = [
+  {
+    method: "eth_getBlockByNumber",
+    group: "Methods",
+    summary: "A block by number or tag, with transaction hashes or full transactions.",
+    params: [p.block, p.hydrated],
+    result: NullOr(Block),
+    rest: { body: Bodies.blockByNumber, toParams: (b) => [b.number, b.is_full_trx], response: NullOr(Block) },
+    policy: { block: at(0), cache: "block", names: BLOCK_NAMES },
+  },
+  {
+    method: "eth_getBlockByHash",
+    group: "Methods",
+    summary: "A block by hash.",
+    params: [p.blockHash, p.hydrated],
+    result: NullOr(Block),
+    rest: { body: Bodies.blockByHash, toParams: (b) => [b.hash, b.is_full_trx], response: NullOr(Block) },
+    policy: { cache: "result", names: BLOCK_NAMES, hashParam: 0 },
+  },
+  {
+    method: "eth_blockNumber",
+    group: "Methods",
+    summary: "The number of the node's latest block, as a hex quantity.",
+    params: [],
+    result: HexQuantity,
+    rest: { body: null, toParams: () => [], response: HexQuantity },
+    policy: { cache: "head" },
+  },
+  {
+    method: "net_version",
+    group: "Methods",
+    summary: "The network id, as a decimal string.",
+    params: [],
+    result: T.String({ description: "decimal network id" }),
+    rest: { body: null, toParams: () => [], response: T.String() },
+    policy: { cache: "static" },
+  },
+  {
+    method: "eth_getLogs",
+    group: "Methods",
+    summary: "Logs matching a filter.",
+    params: [{ name: "filter", schema: LogFilter, normalize: logFilter }],
+    result: T.Array(LogOut),
+    rest: { body: Bodies.logs, toParams: (b) => [restLogFilter(b)], response: T.Array(LogOut) },
+    cost: logsCost,
+    policy: { block: { kind: "filter", index: 0 }, cache: "block" },
+  },
+  {
+    method: "eth_getTransactionByHash",
+    group: "Methods",
+    summary: "A transaction by hash.",
+    params: [p.txHash],
+    result: NullOr(Transaction),
+    rest: { body: Bodies.trxHash, toParams: (b) => [b.trx_hash], response: NullOr(Transaction) },
+    policy: { cache: "result", names: TX_BLOCK },
+  },
+  {
+    method: "eth_getTransactionByBlockNumberAndIndex",
+    group: "Methods",
+    summary: "A transaction by block number and index.",
+    params: [p.block, p.index],
+    result: NullOr(Transaction),
+    rest: {
+      body: Bodies.trxByBlockNumberAndIndex,
+      toParams: (b) => [b.block_number, b.trx_index],
+      response: NullOr(Transaction),
+    },
+    policy: { block: at(0), cache: "block", names: TX_BLOCK },
+  },
+  {
+    method: "eth_getTransactionByBlockHashAndIndex",
+    group: "Methods",
+    summary: "A transaction by block hash and index.",
+    params: [p.blockHash, p.index],
+    result: NullOr(Transaction),
+    rest: {
+      body: Bodies.trxByBlockHashAndIndex,
+      toParams: (b) => [b.block_hash, b.trx_index],
+      // The transaction itself, as its by-number twin answers (docs/interface.md §4).
+      response: NullOr(Transaction),
+    },
+    policy: { cache: "result", names: TX_BLOCK, hashParam: 0 },
+  },
+  {
+    method: "eth_getBlockTransactionCountByNumber",
+    group: "Methods",
+    summary: "The number of transactions in a block, by number.",
+    params: [p.block],
+    result: HexOrNull,
+    rest: { body: Bodies.number, toParams: (b) => [b.number], response: HexOrNull },
+    policy: { block: at(0), cache: "block" },
+  },
+  {
+    method: "eth_getBlockTransactionCountByHash",
+    group: "Methods",
+    summary: "The number of transactions in a block, by hash.",
+    params: [p.blockHash],
+    result: HexOrNull,
+    rest: { body: Bodies.hash, toParams: (b) => [b.hash], response: HexOrNull },
+    policy: { cache: "result", hashParam: 0 },
+  },
+  {
+    method: "ext_getBlockReceipts",
+    group: "Methods",
+    summary: "Every receipt of a block (the node's eth_getBlockReceipts, or assembled where it lacks it).",
+    params: [p.blockOrHash],
+    result: NullOr(T.Array(Receipt)),
+    rest: { body: Bodies.number, toParams: (b) => [b.number], response: NullOr(T.Array(Receipt)) },
+    readStored: true,
+    // Assembled from the block's receipts where an upstream lacks it (evmFetch.ts).
+    calls: "eth_getBlockReceipts",
+    policy: { block: at(0), cache: "block", names: { ...TX_BLOCK, first: true } },
+  },
+  {
+    method: "eth_getTransactionReceipt",
+    group: "Methods",
+    summary: "A transaction's receipt (REST: an array holding it).",
+    params: [p.txHash],
+    result: NullOr(Receipt),
+    rest: {
+      body: Bodies.trxHash,
+      toParams: (b) => [b.trx_hash],
+      response: NullOr(T.Array(Receipt, { maxItems: 1 })),
+      toRest: (raw) => (raw === "null" ? [raw] : ["[", raw, "]"]),
+    },
+    policy: { cache: "result", names: TX_BLOCK },
+  },
+  {
+    method: "trace_block",
+    group: "Methods",
+    summary: "Parity-style traces of every transaction in a block.",
+    params: [p.block],
+    result: NullOr(T.Array(Trace)),
+    rest: { body: Bodies.number, toParams: (b) => [b.number], response: NullOr(T.Array(Trace)) },
+    readStored: true,
+    policy: { block: at(0), cache: "block", names: { ...TX_BLOCK, first: true } },
+  },
+  {
+    method: "trace_transaction",
+    group: "Methods",
+    summary: "Parity-style traces of one transaction.",
+    params: [p.txHash],
+    result: NullOr(T.Array(Trace)),
+    rest: { body: Bodies.trxHash, toParams: (b) => [b.trx_hash], response: NullOr(T.Array(Trace)) },
+    policy: { cache: "result", names: { ...TX_BLOCK, first: true } },
+  },
+  {
+    method: "eth_getUncleCountByBlockHash",
+    group: "Methods",
+    summary: "The number of uncles of a block, by hash.",
+    params: [p.blockHash],
+    result: HexOrNull,
+    rest: { body: Bodies.hash, toParams: (b) => [b.hash], response: HexOrNull },
+    policy: { cache: "result", hashParam: 0 },
+  },
+  {
+    method: "eth_getUncleCountByBlockNumber",
+    group: "Methods",
+    summary: "The number of uncles of a block, by number.",
+    params: [p.block],
+    result: HexOrNull,
+    rest: { body: Bodies.number, toParams: (b) => [b.number], response: HexOrNull },
+    policy: { block: at(0), cache: "block" },
+  },
+];
+
+/** A pass-through NodeMethod: JSON-RPC only, the node's standard params, any result. */
+const nodeMethod = (
+  method: string,
+  summary: string,
+  params: NodeMethodRow["params"],
+  policy: MethodPolicy,
+): EvmMethodRow => ({ method, group: "NodeMethods", summary, params, policy });
+
+const NODE_METHODS: EvmMethodRow[] = [
+  nodeMethod(
+    "eth_call",
+    "Executes a call without a transaction.",
+    [p.call, p.optionalSelector, p.stateOverrides, p.blockOverrides],
+    { block: at(1, true), cache: "block" },
+  ),
+  nodeMethod("eth_chainId", "The chain id, as a hex quantity.", [], { cache: "static" }),
+  nodeMethod(
+    "eth_estimateGas",
+    "Estimates the gas a transaction needs.",
+    [p.call, p.optionalSelector, p.stateOverrides],
+    { cache: "never" },
+  ),
+  nodeMethod("eth_gasPrice", "The node's gas price suggestion.", [], { cache: "head" }),
+  nodeMethod("eth_getBalance", "The balance of an account, in wei.", [p.address, p.optionalSelector], {
+    block: at(1, true),
+    cache: "block",
+  }),
+  nodeMethod("eth_getCode", "The code at an address.", [p.address, p.optionalSelector], {
+    block: at(1, true),
+    cache: "block",
+  }),
+  nodeMethod(
+    "eth_getStorageAt",
+    "A storage slot of an account.",
+    [p.address, { name: "slot", schema: StorageSlot, normalize: lower }, p.optionalSelector],
+    { block: at(2, true), cache: "block" },
+  ),
+  nodeMethod(
+    "eth_sendRawTransaction",
+    "Broadcasts a signed transaction.",
+    [{ name: "transaction", schema: HexData }],
+    {
+      // Answered as sent when a node already holds it, then the head is polled (evmFetch.ts).
+      cache: "never",
+      write: true,
+    },
+  ),
+  nodeMethod("eth_getTransactionCount", "The nonce of an account.", [p.address, p.optionalSelector], {
+    block: at(1, true),
+    cache: "block",
+  }),
+  nodeMethod(
+    "eth_feeHistory",
+    "Fee history of recent blocks.",
+    [
+      { name: "block count", schema: Quantity, normalize: toQuantity },
+      { name: "newest block", schema: BlockRef, normalize: blockRef },
+      {
+        name: "reward percentiles",
+        schema: T.Array(T.Number({ minimum: 0, maximum: 100 }), { maxItems: 100 }),
+        optional: true,
+      },
+    ],
+    // Not immutable: its last base fee is a prediction that some nodes (anvil) recompute as the head moves,
+    // even for old ranges. Kept only as long as answers about the head.
+    { block: at(1), cache: "head" },
+  ),
+];
+
+/** Methods the service calls but offers to no caller. */
+const CALLED_ONLY: CalledMethodRow[] = [
+  // The traces of a block where trace_block is lacking (blockTraces.ts).
+  { calls: "debug_traceBlockByNumber", policy: { block: at(0), cache: "block" } },
+];
+
+/** Every node method's policy, by the node method's name (a null prototype: no name finds what it inherits). */
+function policyTable(): Readonly<Record<string, MethodPolicy>> {
+  const table: Record<string, MethodPolicy> = Object.create(null);
+  const rows = [...METHODS, ...NODE_METHODS].map((row) => ({
+    calls: row.calls ?? row.method,
+    policy: row.policy,
+  }));
+  for (const { calls, policy } of [...rows, ...CALLED_ONLY]) {
+    if (!policy) continue;
+    if (table[calls]) throw new Error(`node method ${calls}: two policies`);
+    table[calls] = policy;
+  }
+  return Object.freeze(table);
+}
+
+export const EVM_POLICIES = policyTable();
+
+/** What the engine needs of the EVM's methods (engine/methodTable.ts). */
+export const evmMethods: MethodTable = {
+  policy: (method) => EVM_POLICIES[method],
+  createFetch: createEvmFetch,
+};
+
+/** The operations of the node methods, in the order of the rows. */
+export function createNodeOperations(deps: { node: NodeClient; head: ChainHead }): Operation[] {
+  return [...METHODS, ...NODE_METHODS].map((row) => nodeOperation(row, deps));
+}
+
+/** The bulk streams (http/stream.ts): a range of blocks of the operations whose final answers are kept. */
+export const EVM_STREAMS: readonly StreamSpec[] = [
+  {
+    path: "/node/stream/ext_getBlockReceipts",
+    operation: "ext_getBlockReceipts",
+    member: "receipts",
+    summary: "Receipts of a range of blocks as NDJSON, one line per block in order: {number, receipts}",
+  },
+  {
+    path: "/node/stream/trace_block",
+    operation: "trace_block",
+    member: "traces",
+    summary: "Traces of a range of blocks as NDJSON, one line per block in order: {number, traces}",
+  },
+];

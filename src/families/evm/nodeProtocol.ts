@@ -1,0 +1,47 @@
+/**
+ * How the service speaks to EVM nodes of its own accord (upstream/protocol.ts): the chain id, blocks read by
+ * number or tag with transaction hashes only, the node error classifier of nodeErrors.ts, `eth_subscribe`;
+ * and what the head follower and the engine take from them (engine/head.ts, engine/headNumber.ts).
+ */
+import type { FinalityTags } from "../../engine/head";
+import type { HeadNumberMethod } from "../../engine/headNumber";
+import type { NodeProtocol } from "../../upstream/protocol";
+import { parseHeader } from "./blockHeader";
+import { parseQuantity, quantity } from "./blockRef";
+import { nodeErrorKind } from "./nodeErrors";
+
+/** The chain id of an `eth_chainId` result: a 0x-hex quantity (any case). */
+function chainIdOf(result: string): bigint | undefined {
+  try {
+    const value = JSON.parse(result) as unknown;
+    return typeof value === "string" ? parseQuantity(value) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const evmNodeProtocol: NodeProtocol = {
+  identity: { method: "eth_chainId", params: [] },
+  identityOf: chainIdOf,
+  identityText: quantity,
+  latest: "latest",
+  // The block without its transactions: a header is all the follower reads.
+  readHeader: async (ref, send) => parseHeader(await send("eth_getBlockByNumber", [ref, false])),
+  parseHeader,
+  errorKind: nodeErrorKind,
+  pubsub: {
+    subscribe: "eth_subscribe",
+    unsubscribe: "eth_unsubscribe",
+    notification: "eth_subscription",
+    newHeads: ["newHeads"],
+  },
+};
+
+/** Post-merge nodes name the last final block `finalized` and the safe one `safe` (older ones lack both). */
+export const evmFinalityTags: FinalityTags = { finalized: "finalized", safe: "safe" };
+
+/** `eth_blockNumber` answers the head's number as a JSON string of its quantity. */
+export const evmHeadNumber: HeadNumberMethod = {
+  method: "eth_blockNumber",
+  answer: (n) => `"${quantity(n)}"`,
+};

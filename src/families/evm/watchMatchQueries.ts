@@ -1,0 +1,122 @@
+/**
+ * The EVM index's side of the watch filters: one block's indexed movements matched with a key's filters,
+ * a join of the block's transfers and approvals with `watch_filters` (registered by db/filterStore.ts)
+ * through their (key, address) index, never a loop of filters times movements.
+ */
+import type { Sql } from "../../db/database";
+
+/** `kind`: 0 native, 1 ERC-20 transfer, 3 ERC-20 approval (the index's transfer types, and one more). */
+export const APPROVAL_KIND = 3;
+
+export interface MovementMatch {
+  filterId: string;
+  filterAddress: string;
+  kind: number;
+  transactionIndex: number;
+  logIndex: number;
+  transactionHash: string;
+  contract: string | null;
+  from: string;
+  to: string | null;
+  /** Exact decimal digits. */
+  value: string;
+  fee: string;
+  error: boolean;
+  symbol: string | null;
+  decimals: number | null;
+}
+
+/** A filter on the native coin of an address (no contract). */
+export interface NativeFilter {
+  filterId: string;
+  address: string;
+}
+
+export interface WatchMatchQueries {
+  /**
+   * One block's movements (native and ERC-20 transfers, ERC-20 approvals for filters that ask for them)
+   * matched with the key's filters, ordered by (transaction, log, filter); a page of them when `page` is
+   * given.
+   */
+  matches(
+    keyHash: string | null,
+    block: bigint,
+    page?: { offset: number; limit: number },
+  ): Promise<MovementMatch[]>;
+  /** The key's filters that follow the native coin of any of the addresses (lower-case 0x-hex). */
+  nativeFilters(keyHash: string | null, addresses: string[]): Promise<NativeFilter[]>;
+  /** The plan PostgreSQL chooses for a block's matches (for the bench). */
+  explainMatches(keyHash: string | null, block: bigint): Promise<string>;
+}
+
+const bytes = (hex: string) => hex.slice(2);
+const hex = (value: unknown) => (value === null ? null : `0x${value as string}`);
+/** The page the bench's plan is read for: check's. */
+const EXPLAINED_PAGE = { offset: 0, limit: 1_000 };
+
+export function createWatchMatchQueries(sql: Sql): WatchMatchQueries {
+  /** The key as stored: its SHA-256, or empty in open mode. */
+  const key = (keyHash: string | null) => sql`decode(${keyHash ?? ""}, 'hex')`;
+
+  function matchQuery(keyHash: string | null, block: bigint, page?: { offset: number; limit: number }) {
+    const n = block.toString();
+    return sql`
+      with m as (
+        select transaction_index, log_index, transaction_hash, transfer_type as kind, contract_address,
+          from_address, to_address, value, fee, transaction_error
+        from transfers where block_number = ${n}::bigint and transfer_type <> 2
+        union all
+        select transaction_index, log_index, transaction_hash, ${APPROVAL_KIND}::smallint, contract_address,
+          owner, spender, value, fee, transaction_error
+        from approvals where block_number = ${n}::bigint
+      )
+      select f.filter_id::text, encode(f.address, 'hex') as filter_address, m.kind, m.transaction_index,
+        m.log_index, encode(m.transaction_hash, 'hex') as transaction_hash,
+        encode(m.contract_address, 'hex') as contract_address, encode(m.from_address, 'hex') as from_address,
+        encode(m.to_address, 'hex') as to_address, m.value::text as value, m.fee::text as fee,
+        m.transaction_error, t.symbol, t.decimals
+      from m
+      join watch_filters f on f.key_hash = ${key(keyHash)}
+        and f.address in (m.from_address, m.to_address)
+        and (f.contract_address is null or f.contract_address = m.contract_address)
+        and (m.kind <> ${APPROVAL_KIND} or f.with_approval)
+      left join token_metadata t on t.address = m.contract_address
+      order by m.transaction_index, m.log_index, f.filter_id
+      ${page ? sql`offset ${page.offset} limit ${page.limit}` : sql``}`;
+  }
+
+  return {
+    async matches(keyHash, block, page) {
+      const rows = await matchQuery(keyHash, block, page);
+      return rows.map((r) => ({
+        filterId: r.filter_id as string,
+        filterAddress: hex(r.filter_address)!,
+        kind: r.kind as number,
+        transactionIndex: r.transaction_index as number,
+        logIndex: r.log_index as number,
+        transactionHash: hex(r.transaction_hash)!,
+        contract: hex(r.contract_address),
+        from: hex(r.from_address)!,
+        to: hex(r.to_address),
+        value: r.value as string,
+        fee: r.fee as string,
+        error: r.transaction_error as boolean,
+        symbol: r.symbol as string | null,
+        decimals: r.decimals as number | null,
+      }));
+    },
+
+    async nativeFilters(keyHash, addresses) {
+      const rows = await sql`select filter_id::text, encode(address, 'hex') as address from watch_filters
+        where key_hash = ${key(keyHash)}
+        and address = any(array(select decode(a, 'hex') from unnest(${addresses.map(bytes)}::text[]) a))
+        and contract_address is null`;
+      return rows.map((r) => ({ filterId: r.filter_id as string, address: hex(r.address)! }));
+    },
+
+    async explainMatches(keyHash, block) {
+      const rows = await sql`explain (analyze, buffers) ${matchQuery(keyHash, block, EXPLAINED_PAGE)}`;
+      return rows.map((r) => r["QUERY PLAN"] as string).join("\n");
+    },
+  };
+}

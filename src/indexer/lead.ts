@@ -1,0 +1,69 @@
+/** The leader's loop: resume where the index ends, then undo reorgs and index windows until told to stop. */
+import type { LeadContext } from "./leadContext";
+import { createProgress } from "./progress";
+import { rewind } from "./rewind";
+import { indexWindow } from "./window";
+
+const DAY_MS = 86_400_000;
+
+/** INDEX_FROM_BLOCK; else 0 on a dev chain; else the followed head minus a day of blocks. */
+async function firstBlockToIndex(ctx: LeadContext): Promise<bigint> {
+  if (ctx.fromBlock !== undefined) return BigInt(ctx.fromBlock);
+  if (ctx.chain.devChain) return 0n;
+  let top = ctx.head.latest();
+  while (top === undefined && !ctx.stopped()) {
+    await ctx.wakeups.sleep(ctx.pollMs);
+    top = ctx.head.latest();
+  }
+  const day = BigInt(Math.ceil(DAY_MS / ctx.chain.blockTimeMs));
+  return top !== undefined && top > day ? top - day : 0n;
+}
+
+/** A reorg the follower saw, or a stored tip it no longer holds canonical. */
+function reorgSeen(ctx: LeadContext): boolean {
+  const { cursor } = ctx;
+  const reorgFrom = ctx.wakeups.takeReorg();
+  const tipCanonical =
+    cursor.lastBlock >= cursor.firstBlock
+      ? ctx.head.canonicalHash(cursor.lastBlock)?.toLowerCase()
+      : undefined;
+  return (
+    (reorgFrom !== undefined && reorgFrom <= cursor.lastBlock) ||
+    (tipCanonical !== undefined && cursor.lastHash !== undefined && tipCanonical !== cursor.lastHash)
+  );
+}
+
+/** Indexes while this instance holds the lead. */
+export async function lead(ctx: LeadContext, stillLeading: () => boolean): Promise<void> {
+  const { cursor, index } = ctx;
+  const state = (await index.writer.state()) ?? (await index.writer.start(await firstBlockToIndex(ctx)));
+  cursor.firstBlock = state.firstBlock;
+  cursor.lastBlock = state.lastBlock;
+  cursor.lastHash =
+    cursor.lastBlock >= cursor.firstBlock ? await index.writer.hashOf(cursor.lastBlock) : undefined;
+  ctx.log.info("indexing", { from: (cursor.lastBlock + 1n).toString(), first: cursor.firstBlock.toString() });
+  const progress = createProgress({ log: ctx.log, caughtUp: () => ctx.maintenance.run() });
+
+  while (!ctx.stopped() && stillLeading()) {
+    if (reorgSeen(ctx)) {
+      await rewind(ctx, cursor.lastBlock + 1n);
+      continue;
+    }
+    // The followed head never goes down: a lagging upstream is never a reason to undo what is indexed.
+    const top = ctx.head.latest();
+    if (top === undefined || cursor.lastBlock >= top) {
+      await ctx.wakeups.sleep(ctx.pollMs);
+      continue;
+    }
+    if (await indexWindow(ctx, top, progress)) progress.reached(cursor.lastBlock, top);
+  }
+}
+
+/** Reads the progress of the instance that writes the index. */
+export async function follow(ctx: LeadContext): Promise<void> {
+  const state = await ctx.index.writer.state();
+  if (state) {
+    ctx.cursor.firstBlock = state.firstBlock;
+    ctx.cursor.lastBlock = state.lastBlock;
+  }
+}

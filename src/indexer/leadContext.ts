@@ -1,0 +1,40 @@
+/** What the parts of the indexer's loop share while this instance leads (lead.ts, window.ts, rewind.ts). */
+import type { ChainInfo } from "../blockchain";
+import type { BlockRefs } from "../blockRef";
+import type { ChainHead } from "../engine/head";
+import type { Logger } from "../log";
+import type { FamilyIndex, IndexedBlock } from "./indexFamily";
+import type { Maintenance } from "./maintenance";
+import type { Wakeups } from "./wakeups";
+
+export interface IndexerEvents {
+  /** A group written: its blocks and transfers, the last block, and the seconds its transaction took. */
+  written?(blocks: number, transfers: number, last: bigint, seconds: number): void;
+  reorg?(from: bigint): void;
+  maintained?(seconds: number): void;
+}
+
+/** Where the index ends, as this instance knows it: an index with no block has lastBlock < firstBlock. */
+export interface IndexCursor {
+  firstBlock: bigint;
+  lastBlock: bigint;
+  /** The hash of lastBlock, as stored; undefined while the index holds no block. */
+  lastHash: string | undefined;
+}
+
+export interface LeadContext {
+  readonly index: FamilyIndex<IndexedBlock>;
+  /** How the family's nodes write block numbers. */
+  readonly refs: BlockRefs;
+  readonly head: ChainHead;
+  readonly chain: ChainInfo;
+  /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
+  readonly fromBlock: number | undefined;
+  readonly pollMs: number;
+  readonly log: Logger;
+  readonly events: IndexerEvents | undefined;
+  readonly cursor: IndexCursor;
+  readonly wakeups: Wakeups;
+  readonly maintenance: Maintenance;
+  stopped(): boolean;
+}

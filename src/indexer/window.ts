@@ -1,0 +1,87 @@
+/**
+ * One window of the indexer: the blocks after the index's last, read from the node all at once, decoded in
+ * order, each checked to extend the one below it, and written in groups (each group one transaction with
+ * the progress row).
+ */
+import { type IndexedBlock, TornReadError } from "./indexFamily";
+import type { LeadContext } from "./leadContext";
+import type { Progress } from "./progress";
+import { rewind } from "./rewind";
+
+/** Blocks fetched ahead of the one being written. */
+const WINDOW_BLOCKS = 32n;
+/** A write group closes at this many transfers (or at the end of the window). */
+const GROUP_TRANSFERS = 5_000;
+
+class ReorgError extends Error {
+  constructor(readonly at: bigint) {
+    super(`block ${at} does not extend the index`);
+  }
+}
+
+/** Blocks decoded and not yet written; `flush` writes them, and moves the index's end past them. */
+function createGroup(ctx: LeadContext, progress: Progress) {
+  let blocks: IndexedBlock[] = [];
+  let transfers = 0;
+  return {
+    /** Adds a block; returns the transfers the group now holds. */
+    add(block: IndexedBlock): number {
+      blocks.push(block);
+      transfers += block.transfers.length;
+      return transfers;
+    },
+    async flush(): Promise<void> {
+      if (blocks.length === 0) return;
+      const { cursor, index } = ctx;
+      await index.beforeWrite(blocks);
+      const started = performance.now();
+      await index.writer.write(blocks, cursor.lastBlock);
+      const seconds = (performance.now() - started) / 1000;
+      const tail = blocks[blocks.length - 1]!;
+      cursor.lastBlock = tail.number;
+      cursor.lastHash = tail.hash;
+      progress.written(blocks.length, transfers);
+      ctx.maintenance.added(transfers);
+      ctx.events?.written?.(blocks.length, transfers, cursor.lastBlock, seconds);
+      blocks = [];
+      transfers = 0;
+    },
+  };
+}
+
+/**
+ * Indexes the blocks after the index's last, up to `top` and at most a window of them. False when the
+ * window was cut short by a reorg (then undone) or a torn read (then waited out).
+ */
+export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progress): Promise<boolean> {
+  const { cursor, index } = ctx;
+  const end = cursor.lastBlock + WINDOW_BLOCKS < top ? cursor.lastBlock + WINDOW_BLOCKS : top;
+  const numbers: bigint[] = [];
+  for (let n = cursor.lastBlock + 1n; n <= end; n++) numbers.push(n);
+  const group = createGroup(ctx, progress);
+  try {
+    const fetched = await Promise.all(numbers.map((n) => index.fetchBlock(ctx.refs.encode(n))));
+    let parent = cursor.lastHash;
+    for (const item of fetched) {
+      // The node has not got that far (a lagging upstream): index what there is, come back later.
+      if (item === undefined) break;
+      const block = index.decodeBlock(item);
+      if (parent !== undefined && block.parentHash !== parent) throw new ReorgError(block.number);
+      parent = block.hash;
+      if (group.add(block) >= GROUP_TRANSFERS) await group.flush();
+    }
+    await group.flush();
+    return true;
+  } catch (error) {
+    await group.flush().catch(() => {});
+    if (error instanceof ReorgError) {
+      await rewind(ctx, error.at);
+      return false;
+    }
+    if (error instanceof TornReadError) {
+      await ctx.wakeups.sleep(ctx.pollMs);
+      return false;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The operations a chain family adds to the table (the EVM's: families/evm/evm.ts), beside the shared data
+ * operations of this folder (transfers.ts, stats.ts), and what the composition root hands it to make them.
+ */
+import type { ChainInfo } from "../blockchain";
+import type { Sql } from "../db/database";
+import type { NodeClient } from "../engine/client";
+import type { ChainHead } from "../engine/head";
+import type { Operation } from "./operation";
+
+export interface FamilyOperationDeps {
+  node: NodeClient;
+  head: ChainHead;
+  chain: ChainInfo;
+  /** The primary database, for the family's own stores. */
+  sql: Sql;
+  /** Wraps a store whose calls requests make in the database guard (db/guard.ts; `retry`: calls safe to repeat). */
+  guarded: <T extends object>(api: T, retry: readonly (keyof T)[] | "all") => T;
+  /** DEFAULT_TOKENS from the configuration; undefined: the family's own default (EVM: most transferred). */
+  defaultTokens: string[] | undefined;
+}
+
+export interface FamilyOperations {
+  /** Its node methods (from its method rows): first in the table. */
+  node: Operation[];
+  /** Its data operations (EVM: token balances and metadata): after the shared ones, as the docs list them. */
+  data: Operation[];
+}

@@ -1,0 +1,51 @@
+/**
+ * What the watch filters need of a chain's family: a processed block's results for a key's filters. The
+ * floor (watch/watchFilters.ts) keeps the registration, which blocks are published, and the pages callers
+ * ask for; which movements a filter matches, and how a result reads, are the family's (EVM:
+ * families/evm/watchMatcher.ts), from its index and its node.
+ */
+import type { Static } from "@sinclair/typebox";
+import type { ChainInfo } from "../blockchain";
+import type { Sql } from "../db/database";
+import type { NodeClient } from "../engine/client";
+import type { FilterResult } from "../schemas";
+
+export type FilterResultOut = Static<typeof FilterResult>;
+
+/** check's results (v1), or check_v2's (v2): the family adds what it reads besides its index. */
+export type WatchVersion = "v1" | "v2";
+
+/** A processed block: indexed, and CONFIRMATIONS deep, so its results never change. */
+export interface ProcessedBlock {
+  number: bigint;
+  hash: string;
+  timestamp: bigint;
+}
+
+/** The part of a block's results a caller asked for. */
+export interface ResultPage {
+  offset: number;
+  limit: number;
+}
+
+export interface WatchMatcher {
+  /**
+   * A processed block's results for the filters registered under `keyHash` (db/filterStore.ts; null in
+   * open mode), in the order check and check_v2 page them; only `page` of them when given.
+   */
+  results(
+    keyHash: string | null,
+    block: ProcessedBlock,
+    version: WatchVersion,
+    page?: ResultPage,
+  ): Promise<FilterResultOut[]>;
+}
+
+export interface WatchMatcherOptions {
+  /** The database the indexer writes (the primary: a processed block is read right after it is written). */
+  sql: Sql;
+  /** The service's statement deadline and retries (db/guard.ts), put on the family's queries. */
+  guard<T extends object>(queries: T): T;
+  node: NodeClient;
+  chain: ChainInfo;
+}
