@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { createTransferQueries } from "../src/db/transferQueries";
 import { startAnvil } from "../src/families/evm/devChain";
+import { createEvmTransferQueries } from "../src/families/evm/transferQueries";
 import { rpc } from "../test/support/chain";
 import { fillTokenBlocks } from "../test/support/movements";
 import { startPostgres } from "../test/support/postgres";
@@ -142,7 +142,7 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
     }
     if (pages[0]!.page !== pages[1]!.page) throw new Error("the deep page differs between the partitionings");
     const sql = postgres(served.at(-1)!.databaseUrl, { max: 1, onnotice: () => {} });
-    const plan = await createTransferQueries(sql as never).explain(query);
+    const plan = await createEvmTransferQueries(sql as never).explain(query);
     const [count] = await sql`select count(*)::int as n from transfer_addresses
       where address = decode(${HOT.slice(2)}, 'hex')`;
     await sql.end();

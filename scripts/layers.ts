@@ -1,15 +1,10 @@
 /**
- * The import graph of src/ and the layering it must keep (docs/architecture.md):
- *
- *   http -> operations | indexer | watch | realtime -> engine -> cache -> upstream      db, fleet beside
- *   families/<family> plug into those floors (they may import every floor but http); no floor imports a
- *   family: the composition root hands each floor what it needs of one
- *
- * Each folder imports only folders below it (skipping is fine), never a sibling of its own floor; `db`
- * and `fleet` (the Redis a fleet of instances shares) sit beside the data path and import only the base;
- * the base (chain/ and the files at the top of src/) imports nothing above it. The composition root
- * (main.ts, service.ts), cluster/ (a pool of services) and cli/ may import anything. There is no import
- * cycle between files.
+ * The import graph of src/ and the layering it must keep: MAY_IMPORT below is the rule (what each folder is
+ * for is docs/architecture.md §2, the one folder map). Each folder imports only the folders it lists (the
+ * floors below it), never a sibling of its own floor; `db` and `fleet` import only the base (the files at
+ * the top of src/), which imports nothing above it; a chain family (families/) may import every floor but
+ * http, and no floor imports a family. The composition root (main.ts, service.ts, compose/), cluster/ and
+ * cli/ may import anything. There is no import cycle between files.
  *
  * `bun scripts/layers.ts` prints the folder graph (edges with their counts) and any violation, and exits 1
  * when there is one; src/layers.test.ts runs the same check.
@@ -35,10 +30,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   base: [],
 };
 /** Units that may import anything: they put the service together. */
-const ROOTS = new Set(["root", "cli", "cluster"]);
+const ROOTS = new Set(["root", "compose", "cli", "cluster"]);
 const ROOT_FILES = new Set(["main.ts", "service.ts"]);
 
-/** The unit a file of src/ belongs to: its folder, `base` for chain/ and top-level files, or `root`. */
+/** The unit a file of src/ belongs to: its folder, `base` for the top-level files, or `root` (main.ts, service.ts). */
 export function unitOf(file: string): string {
   const parts = file.split("/");
   if (parts.length === 1) return ROOT_FILES.has(file) ? "root" : "base";

@@ -45,6 +45,11 @@ async function main(): Promise<void> {
               : { index: worker, onPrimaryLost: () => void shutdown("the primary is gone") },
           );
   } catch (error) {
+    // What only the chain's family can check (its address forms, whether it serves CHAIN) is found here.
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
     log.error("start-up failed", { error });
     process.exit(1);
   }

@@ -97,43 +97,57 @@ export interface Metrics {
   indexerReorgs: Counter;
 }
 
-export function createMetrics(): Metrics {
-  let sources: Sources | undefined;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "gateway_" });
-  const registers = [registry];
-  /** A gauge by tier, read from the cache's figures when scraped (disk only where there is a disk tier). */
-  const tierGauge = (
+/** What every group of series is made with: the registry, and the gauges read when scraped. */
+interface Scope {
+  registry: Registry;
+  registers: Registry[];
+  tierGauge(
     name: string,
     help: string,
     read: (f: CacheFigures) => { memory: number; disk?: number },
-  ) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ["tier"] as const,
-      registers,
-      collect() {
-        const figures = sources?.cache();
-        if (!figures) return;
-        const { memory, disk } = read(figures);
-        this.set({ tier: "memory" }, memory);
-        if (disk !== undefined) this.set({ tier: "disk" }, disk);
-      },
-    });
-  /** A gauge read from the head's figures when scraped; left unset while they lack it. */
-  const headGauge = (name: string, help: string, read: (h: HeadFigures) => number | undefined) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        const value = sources && read(sources.head());
-        if (value !== undefined) this.set(value);
-      },
-    });
+  ): Gauge<"tier">;
+  headGauge(name: string, help: string, read: (h: HeadFigures) => number | undefined): Gauge;
+}
+
+function createScope(registry: Registry, sources: () => Sources | undefined): Scope {
+  const registers = [registry];
   return {
     registry,
+    registers,
+    /** A gauge by tier, read from the cache's figures when scraped (disk only where there is a disk tier). */
+    tierGauge: (name, help, read) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["tier"] as const,
+        registers,
+        collect() {
+          const figures = sources()?.cache();
+          if (!figures) return;
+          const { memory, disk } = read(figures);
+          this.set({ tier: "memory" }, memory);
+          if (disk !== undefined) this.set({ tier: "disk" }, disk);
+        },
+      }),
+    /** A gauge read from the head's figures when scraped; left unset while they lack it. */
+    headGauge: (name, help, read) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const figures = sources();
+          const value = figures && read(figures.head());
+          if (value !== undefined) this.set(value);
+        },
+      }),
+  };
+}
+
+/** Requests: by operation and transport, by route, coalesced. */
+function requestSeries(scope: Scope): Pick<Metrics, "requests" | "httpRequests" | "coalesced"> {
+  const { registry } = scope;
+  return {
     requests: new FastCounter(
       "gateway_requests_total",
       "Operations answered, by operation, transport (rest, jsonrpc) and outcome",
@@ -146,6 +160,32 @@ export function createMetrics(): Metrics {
       ["route", "status"] as const,
       registry,
     ),
+    coalesced: new FastCounter(
+      "gateway_coalesced_calls_total",
+      "Calls answered by joining an identical call in flight, by method",
+      ["method"] as const,
+      registry,
+    ),
+  };
+}
+
+/** The upstreams. */
+function upstreamSeries(
+  scope: Scope,
+): Pick<
+  Metrics,
+  | "upstreamCalls"
+  | "upstreamHttpRequests"
+  | "batchSize"
+  | "upstreamLatency"
+  | "upstreamUp"
+  | "upstreamHead"
+  | "upstreamHedged"
+  | "upstreamPushing"
+  | "upstreamBatchLimit"
+> {
+  const { registers } = scope;
+  return {
     upstreamCalls: new Counter({
       name: "gateway_upstream_calls_total",
       help: "Calls sent to upstreams, by upstream, method and outcome (ok, node_error, retry, error)",
@@ -172,12 +212,6 @@ export function createMetrics(): Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    coalesced: new FastCounter(
-      "gateway_coalesced_calls_total",
-      "Calls answered by joining an identical call in flight, by method",
-      ["method"] as const,
-      registry,
-    ),
     upstreamUp: new Gauge({
       name: "gateway_upstream_up",
       help: "1 while an upstream's circuit is closed (in rotation), 0 while open",
@@ -208,6 +242,28 @@ export function createMetrics(): Metrics {
       labelNames: ["upstream"] as const,
       registers,
     }),
+  };
+}
+
+/** The cache tiers and the fleet's Redis. */
+function cacheSeries(
+  scope: Scope,
+): Pick<
+  Metrics,
+  | "cacheLookups"
+  | "cacheStored"
+  | "cacheEvictions"
+  | "cacheBadRecords"
+  | "sharedBadValues"
+  | "sharedBadHeads"
+  | "redisUp"
+  | "redisErrors"
+  | "cacheBytes"
+  | "cacheBudget"
+  | "cacheEntries"
+> {
+  const { registry, registers, tierGauge } = scope;
+  return {
     cacheLookups: new FastCounter(
       "gateway_cache_lookups_total",
       "Cache lookups, by tier (memory, disk, shared: the fleet's Redis) and result (hit, miss)",
@@ -265,6 +321,15 @@ export function createMetrics(): Metrics {
       memory: f.memory.entries,
       disk: f.disk?.entries,
     })),
+  };
+}
+
+/** The head and the index, read from the service's figures when scraped. */
+function headSeries(
+  scope: Scope,
+): Pick<Metrics, "headBlock" | "headAge" | "finalizedBlock" | "indexerLag" | "indexerLeading"> {
+  const { headGauge } = scope;
+  return {
     headBlock: headGauge(
       "gateway_head_block",
       "The head block the service serves as latest",
@@ -280,10 +345,34 @@ export function createMetrics(): Metrics {
       "The last final block: nothing at or below it can be reorganized away",
       (h) => h.finalized,
     ),
-    /** Names where the gauges read at scrape time get their figures. */
-    observe(from: Sources) {
-      sources = from;
-    },
+    indexerLag: headGauge(
+      "gateway_indexer_lag_blocks",
+      "Blocks between the head and the last block in the index",
+      (h) =>
+        h.number === undefined || h.indexed === undefined ? undefined : Math.max(0, h.number - h.indexed),
+    ),
+    indexerLeading: headGauge(
+      "gateway_indexer_leading",
+      "1 where this instance writes the index (one of the instances on a database leads), else 0",
+      (h) => (h.leading === undefined ? undefined : h.leading ? 1 : 0),
+    ),
+  };
+}
+
+/** Client WebSockets, and what was refused. */
+function clientSeries(
+  scope: Scope,
+): Pick<
+  Metrics,
+  | "wsConnections"
+  | "wsSubscriptions"
+  | "wsNotifications"
+  | "wsSlowReadersClosed"
+  | "refusedBodies"
+  | "rateLimited"
+> {
+  const { registers } = scope;
+  return {
     wsConnections: new Gauge({
       name: "gateway_ws_connections",
       help: "Client WebSockets open",
@@ -318,6 +407,26 @@ export function createMetrics(): Metrics {
       labelNames: ["scope"] as const,
       registers,
     }),
+  };
+}
+
+/** The database and the indexer's writes. */
+function storageSeries(
+  scope: Scope,
+): Pick<
+  Metrics,
+  | "dbStatementTimeouts"
+  | "dbRetries"
+  | "indexedBlocks"
+  | "indexedTransfers"
+  | "indexWriteSeconds"
+  | "indexMaintenance"
+  | "indexedHead"
+  | "dbQuerySeconds"
+  | "indexerReorgs"
+> {
+  const { registers } = scope;
+  return {
     dbStatementTimeouts: new Counter({
       name: "gateway_db_statement_timeouts_total",
       help: "Database statements cancelled past DB_STATEMENT_TIMEOUT_MS (answered 504)",
@@ -353,17 +462,6 @@ export function createMetrics(): Metrics {
       help: "The last block written to the index by this instance",
       registers,
     }),
-    indexerLag: headGauge(
-      "gateway_indexer_lag_blocks",
-      "Blocks between the head and the last block in the index",
-      (h) =>
-        h.number === undefined || h.indexed === undefined ? undefined : Math.max(0, h.number - h.indexed),
-    ),
-    indexerLeading: headGauge(
-      "gateway_indexer_leading",
-      "1 where this instance writes the index (one of the instances on a database leads), else 0",
-      (h) => (h.leading === undefined ? undefined : h.leading ? 1 : 0),
-    ),
     dbQuerySeconds: new Histogram({
       name: "gateway_db_query_seconds",
       help: "Duration of the database calls requests make (a retried call counts once, retry included)",
@@ -375,6 +473,25 @@ export function createMetrics(): Metrics {
       help: "Reorganizations undone in the index",
       registers,
     }),
+  };
+}
+
+export function createMetrics(): Metrics {
+  let sources: Sources | undefined;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "gateway_" });
+  const scope = createScope(registry, () => sources);
+  return {
+    registry,
+    observe(from: Sources) {
+      sources = from;
+    },
+    ...requestSeries(scope),
+    ...upstreamSeries(scope),
+    ...cacheSeries(scope),
+    ...headSeries(scope),
+    ...clientSeries(scope),
+    ...storageSeries(scope),
   };
 }
 

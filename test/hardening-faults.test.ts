@@ -330,7 +330,7 @@ describe("a database restart under streamed pages", () => {
     await pg.resume();
     const answers = await load;
     expect(answers.filter((a) => a.status === 0)).toEqual([]);
-    // None waited for the database past DB_STATEMENT_TIMEOUT_MS and its margin (db/guard.ts), with room
+    // None waited for the database past DB_STATEMENT_TIMEOUT_MS and its margin (db/guardDatabase.ts), with room
     // for a loaded machine: postgres.js alone would hold a call until its reconnection, up to 20 s later.
     expect(Math.max(...answers.map((a) => a.waited))).toBeLessThan(2_000 + 1_000 + 2_000);
     const kinds = answers.map((a) => kind(a.status, a.text, addresses));

@@ -33,7 +33,7 @@ export interface CacheEvents {
   stored?(tier: CacheTier): void;
 }
 
-/** What the cache reads of the chain: the follower of engine/head.ts provides it. */
+/** What the cache reads of the chain: the follower of engine/chainFollower.ts provides it. */
 export interface CanonicalChain {
   /** The last final block: nothing at or below it can be reorganized away. */
   finalized(): bigint | undefined;

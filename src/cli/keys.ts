@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { loadConfig, type Rate } from "../config";
 import { createApiKeyStore, hashKey } from "../db/apiKeys";
 import { createDatabase } from "../db/database";
-import { databaseFailure } from "../db/guard";
+import { databaseFailure } from "../db/guardDatabase";
 import { migrate, migrationSettings, readMigrations } from "../db/migrate";
 import { createLogger } from "../log";
 

@@ -10,9 +10,9 @@ import { type MethodPolicy, wrongBlock } from "../cache/policy";
 import { UpstreamProtocolError } from "../errors";
 import { fastJson, type RawJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
-import type { NodeClient, NodeResult } from "./client";
+import { blockAtTag, type ChainFollower } from "./chainFollower";
 import { createCoalescer } from "./coalescer";
-import { blockAtTag, type ChainHead } from "./head";
+import type { Engine, EngineResult } from "./engineApi";
 import type { HeadNumberMethod } from "./headNumber";
 import type { MethodTable } from "./methodTable";
 
@@ -57,7 +57,7 @@ interface PlannedCall {
 
 export function createEngine(options: {
   pool: UpstreamPool;
-  head: ChainHead;
+  head: ChainFollower;
   /** Undefined: nothing is cached (CACHE_MEMORY_MB=0). */
   cache?: Cache;
   events?: EngineEvents;
@@ -67,11 +67,11 @@ export function createEngine(options: {
   refs: BlockRefs;
   /** The family's method answered from the followed head, when it has one. */
   headNumber?: HeadNumberMethod;
-}): NodeClient {
+}): Engine {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string; fleet?: boolean }>();
   const { methods } = options;
-  const fetchMiss = methods.createFetch({ pool, head, node: () => engine });
+  const fetchMiss = methods.createFetch({ pool, head, engine: () => engine });
 
   const { refs, headNumber } = options;
   const earliest = refs.encode(0n);
@@ -199,9 +199,9 @@ export function createEngine(options: {
   /** Canonical: normalized params (lower-case hex, tags resolved) and the method. */
   const keyOf = (method: string, params: unknown[]) => `${method}\u0000${fastJson(params)}`;
 
-  const engine: NodeClient = {
+  const engine: Engine = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
-    call(method, params): NodeResult | Promise<NodeResult> {
+    call(method, params): EngineResult | Promise<EngineResult> {
       if (method === headNumber?.method) {
         // The followed head answers, so the head-number method and every `latest` name the same block.
         const latest = head.latest();
@@ -242,7 +242,7 @@ export function createEngine(options: {
       });
       if (shared) events?.coalesced?.(method);
       return promise.then(
-        (result): NodeResult => ({
+        (result): EngineResult => ({
           raw: result.raw,
           source: shared ? "coalesced" : result.fleet ? "shared" : "miss",
           upstream: result.upstream || undefined,

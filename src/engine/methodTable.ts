@@ -4,8 +4,8 @@
  */
 import type { MethodPolicy } from "../cache/policy";
 import type { CallOptions, PoolCallResult, UpstreamPool } from "../upstream/pool";
-import type { NodeClient } from "./client";
-import type { ChainHead } from "./head";
+import type { ChainFollower } from "./chainFollower";
+import type { Engine } from "./engineApi";
 
 /** The upstreams' answer to one call that missed the cache, with the method's special handling. */
 export type MethodFetch = (
@@ -24,5 +24,5 @@ export interface MethodTable {
    * The fetch the engine calls on a miss. `node` is the engine itself: the calls a fallback makes go
    * through its cache and coalescing, so what it assembles from is shared with every other caller.
    */
-  createFetch(deps: { pool: UpstreamPool; head: ChainHead; node: () => NodeClient }): MethodFetch;
+  createFetch(deps: { pool: UpstreamPool; head: ChainFollower; engine: () => Engine }): MethodFetch;
 }

@@ -8,13 +8,15 @@
 import type { AddressCodec } from "../addresses";
 import type { Blockchain, ChainInfo } from "../blockchain";
 import type { BlockRefs } from "../blockRef";
-import type { FinalityTags } from "../engine/head";
+import type { Sql } from "../db/database";
+import type { FinalityTags } from "../engine/chainFollower";
 import type { HeadNumberMethod } from "../engine/headNumber";
 import type { MethodTable } from "../engine/methodTable";
 import type { IndexFamily } from "../indexer/indexFamily";
 import type { Logger } from "../log";
 import type { FamilyOperationDeps, FamilyOperations } from "../operations/familyOperations";
 import type { StreamSpec } from "../operations/operation";
+import type { TransferQueries } from "../operations/transferQueries";
 import type { SubscriptionKind } from "../realtime/subscriptionKind";
 import type { NodeProtocol } from "../upstream/protocol";
 import type { WatchMatcher, WatchMatcherOptions } from "../watch/watchMatcher";
@@ -42,24 +44,26 @@ export interface ChainFamily {
   describe(identity: bigint, overrides: { blockchain?: Blockchain; confirmations?: number }): ChainInfo;
   /** Starts its dev node (state kept under `dataDir`), for a service with no UPSTREAM_URLS. */
   startDevNode(options: { dataDir: string; log: Logger }): Promise<DevNode>;
-  // -- the node protocol, the head follower's reads (upstream, engine) --
+  // The node protocol, and what the chain follower and the engine take of it (upstream, engine)
   /** How the service speaks to its nodes: their identity, headers, errors, pub/sub (upstream/protocol.ts). */
   readonly node: NodeProtocol;
   /** The tags its nodes name their final and safe blocks by; undefined: finality is counted in blocks. */
   readonly finalityTags?: FinalityTags;
   /** Its method whose answer is the head's number, answered from the followed head (engine/headNumber.ts). */
   readonly headNumber?: HeadNumberMethod;
-  // -- method rows, operations, streams (engine, operations, http) --
+  // Method rows, operations, streams (engine, operations, http)
   /** Its node methods' cache policies, and its methods that need more than one call, for the engine. */
   readonly methods: MethodTable;
   /** Its operations: its node methods (from its method rows) and its own data operations. */
   operations(deps: FamilyOperationDeps): FamilyOperations;
   /** Its bulk streams of node operations over ranges of blocks (http/stream.ts). */
   readonly streams: readonly StreamSpec[];
-  // -- the index (indexer, db) --
+  // The index (indexer, db, the transfers operation)
   /** How its blocks are read, decoded and written into the index, and its tables (sql/<migrations>/). */
   readonly index: IndexFamily;
-  // -- addresses, watch filters, subscriptions (watch, realtime, db) --
+  /** The transfers operation's reads of its index (shared by every instance reading it, a replica's too). */
+  createTransferQueries(sql: Sql): TransferQueries;
+  // Addresses, watch filters, subscriptions (every floor, watch, realtime)
   /** Which texts are its addresses, their canonical form, and how the index keeps them. */
   readonly addresses: AddressCodec;
   /** Its watch filters' results of a processed block, from its index and its node. */

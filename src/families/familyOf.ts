@@ -1,12 +1,14 @@
 /** The family of the chain an instance serves: chosen once, at start, from CHAIN. */
 import type { Blockchain } from "../blockchain";
+import { ConfigError } from "../config";
 import { evm } from "./evm/evm";
 import type { ChainFamily } from "./family";
 
 /** Every family the service has, in the order CHAIN is matched against them. */
 const FAMILIES: readonly ChainFamily[] = [evm];
 
-export class UnservedChainError extends Error {}
+/** CHAIN names a chain no family serves yet: a configuration error, found when the service starts. */
+export class UnservedChainError extends ConfigError {}
 
 /** The family serving `chain` (undefined: no CHAIN, the family that reads its chain from the node). */
 export function familyOf(chain: Blockchain | undefined): ChainFamily {

@@ -1,7 +1,7 @@
 /**
  * Heads the fleet shares: each instance publishes every block its follower adopts (reorgs included: the new
  * branch's blocks, lowest first) on the chain's channel, and takes what the others publish as pushed heads
- * (engine/head.ts `offer`), so every instance resolves `latest` to the same block as soon as one has seen it,
+ * (engine/chainFollower.ts `offer`), so every instance resolves `latest` to the same block as soon as one has seen it,
  * and a reorg seen by one reaches the others' caches without waiting for their own nodes. Its own messages
  * come back to it and change nothing (the block is already followed).
  *

@@ -9,7 +9,7 @@
  */
 import { Elysia } from "elysia";
 import type { BlockRefs } from "../blockRef";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { StreamSpec } from "../operations/operation";
@@ -49,7 +49,7 @@ export function createApp(deps: {
   metrics: Metrics;
   /** What GET /metrics answers: this process's registry, or a worker pool's merged metrics. */
   metricsText: () => Promise<string>;
-  head: ChainHead;
+  head: ChainFollower;
   log: Logger;
   maxBatchLength: number;
   maxBodyBytes: number;

@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import type { ChainInfo } from "../blockchain";
 import type { DiskTier } from "../cache/disk";
 import type { MemoryTier } from "../cache/memory";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
 import { toJson } from "../json";
 import type { Logger } from "../log";
 import { withTimeout } from "../timeout";
@@ -94,7 +94,7 @@ export interface PoolView {
 export interface HealthDeps {
   chain: ChainInfo;
   pool: UpstreamPool;
-  head: ChainHead;
+  head: ChainFollower;
   memory: MemoryTier;
   disk?: DiskTier;
   database: { embedded: boolean; schema: string; ping(): Promise<void> };

@@ -6,7 +6,7 @@
  * per element, in order. Results are spliced in as the raw JSON text or bytes the engine holds.
  */
 import { createCollector } from "../collector";
-import type { ResultSource } from "../engine/client";
+import type { ResultSource } from "../engine/engineApi";
 import {
   InternalError,
   InvalidParamsError,

@@ -17,7 +17,7 @@
 import { Type as T } from "@sinclair/typebox";
 import type { BlockRefs } from "../blockRef";
 import { createCollector } from "../collector";
-import { blockAtTag, type ChainHead } from "../engine/head";
+import { blockAtTag, type ChainFollower } from "../engine/chainFollower";
 import {
   InternalError,
   RequestValidationError,
@@ -61,7 +61,7 @@ interface StreamContext {
 export function streamRoutes(options: {
   table: OperationTable;
   guard: Guard;
-  head: ChainHead;
+  head: ChainFollower;
   /** The family's streams, each naming an operation of the table. */
   streams: readonly StreamSpec[];
   /** How the family's nodes write block numbers (the blocks of a range are asked in that form). */
@@ -98,7 +98,7 @@ export function streamRoutes(options: {
 
 /** Reads a body's range, checked: at most STREAM_MAX_BLOCKS blocks, tags resolved. */
 function createRangeReader(options: {
-  head: ChainHead;
+  head: ChainFollower;
   blockRefs: BlockRefs;
   maxBlocks: number;
 }): (body: unknown) => BlockRange {

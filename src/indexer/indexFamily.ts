@@ -6,7 +6,7 @@
  * is the same for every family.
  */
 import type { Sql } from "../db/database";
-import type { NodeClient } from "../engine/client";
+import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
 
 /** What the loop reads of a decoded block; the rest is the family's, for its writer. */
@@ -73,7 +73,7 @@ export interface IndexFamily<B extends IndexedBlock = IndexedBlock, F = unknown>
   /** The folder of sql/ with the family's tables, applied with sql/common/ (db/migrate.ts). */
   readonly migrations: string;
   /** `log` is the indexer's. */
-  createIndex(options: { sql: Sql; node: NodeClient; log: Logger }): FamilyIndex<B, F>;
+  createIndex(options: { sql: Sql; engine: Engine; log: Logger }): FamilyIndex<B, F>;
 }
 
 /** The index no longer ends where this writer left it: another instance writes it. */

@@ -17,8 +17,8 @@
 import type { ChainInfo } from "../blockchain";
 import type { BlockRefs } from "../blockRef";
 import type { Sql } from "../db/database";
-import type { NodeClient } from "../engine/client";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
 import { FencedError, type IndexFamily } from "./indexFamily";
 import { follow, lead } from "./lead";
@@ -46,8 +46,8 @@ export interface IndexerOptions {
   exclusive: boolean;
   /** False (INDEXER=off): never lead, only follow the progress of the instance that does. */
   enabled: boolean;
-  node: NodeClient;
-  head: ChainHead;
+  engine: Engine;
+  head: ChainFollower;
   chain: ChainInfo;
   /** The chain family's part of the index. */
   family: IndexFamily;
@@ -63,7 +63,7 @@ export interface IndexerOptions {
 export function startIndexer(options: IndexerOptions): Indexer {
   const { sql, events } = options;
   const log = options.log.child({ component: "indexer" });
-  const index = options.family.createIndex({ sql, node: options.node, log });
+  const index = options.family.createIndex({ sql, engine: options.engine, log });
   const wakeups = createWakeups(options.head);
   let stopped = false;
   let leading = false;

@@ -24,9 +24,7 @@ function reorgSeen(ctx: LeadContext): boolean {
   const { cursor } = ctx;
   const reorgFrom = ctx.wakeups.takeReorg();
   const tipCanonical =
-    cursor.lastBlock >= cursor.firstBlock
-      ? ctx.head.canonicalHash(cursor.lastBlock)?.toLowerCase()
-      : undefined;
+    cursor.lastBlock >= cursor.firstBlock ? ctx.head.canonicalHash(cursor.lastBlock) : undefined;
   return (
     (reorgFrom !== undefined && reorgFrom <= cursor.lastBlock) ||
     (tipCanonical !== undefined && cursor.lastHash !== undefined && tipCanonical !== cursor.lastHash)

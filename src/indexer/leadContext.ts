@@ -1,7 +1,7 @@
 /** What the parts of the indexer's loop share while this instance leads (lead.ts, window.ts, rewind.ts). */
 import type { ChainInfo } from "../blockchain";
 import type { BlockRefs } from "../blockRef";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
 import type { Logger } from "../log";
 import type { FamilyIndex, IndexedBlock } from "./indexFamily";
 import type { Maintenance } from "./maintenance";
@@ -26,7 +26,7 @@ export interface LeadContext {
   readonly index: FamilyIndex<IndexedBlock>;
   /** How the family's nodes write block numbers. */
   readonly refs: BlockRefs;
-  readonly head: ChainHead;
+  readonly head: ChainFollower;
   readonly chain: ChainInfo;
   /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
   readonly fromBlock: number | undefined;

@@ -10,7 +10,7 @@ const MAX_REORG_DEPTH = 1_024n;
 /** The chain's hash of block n: the follower's where it holds it, else the node's. */
 async function canonicalHash(ctx: LeadContext, n: bigint): Promise<string | undefined> {
   const known = ctx.head.canonicalHash(n);
-  if (known) return known.toLowerCase();
+  if (known) return known;
   return ctx.index.readHash(ctx.refs.encode(n));
 }
 

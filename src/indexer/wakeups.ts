@@ -1,5 +1,5 @@
 /** The indexer's pauses, cut short by what gives it work at once: a new head, a reorg, a lost lock, stop(). */
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
 
 export interface Wakeups {
   /** Waits `ms`, or until woken. */
@@ -10,7 +10,7 @@ export interface Wakeups {
   takeReorg(): bigint | undefined;
 }
 
-export function createWakeups(head: ChainHead): Wakeups {
+export function createWakeups(head: ChainFollower): Wakeups {
   let wake: (() => void) | undefined;
   let reorgFrom: bigint | undefined;
   head.onReorg((from) => {

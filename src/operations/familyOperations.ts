@@ -4,18 +4,20 @@
  */
 import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
-import type { NodeClient } from "../engine/client";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import type { Operation } from "./operation";
 
+/** Wraps a store whose calls requests make in the database guard (db/guardDatabase.ts; `retry`: calls safe to repeat). */
+export type Guarded = <T extends object>(api: T, retry: readonly (keyof T)[] | "all") => T;
+
 export interface FamilyOperationDeps {
-  node: NodeClient;
-  head: ChainHead;
+  engine: Engine;
+  head: ChainFollower;
   chain: ChainInfo;
   /** The primary database, for the family's own stores. */
   sql: Sql;
-  /** Wraps a store whose calls requests make in the database guard (db/guard.ts; `retry`: calls safe to repeat). */
-  guarded: <T extends object>(api: T, retry: readonly (keyof T)[] | "all") => T;
+  guarded: Guarded;
   /** DEFAULT_TOKENS from the configuration; undefined: the family's own default (EVM: most transferred). */
   defaultTokens: string[] | undefined;
 }

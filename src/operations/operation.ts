@@ -4,8 +4,8 @@
  * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
  */
 import { Type as T, type TObject, type TSchema } from "@sinclair/typebox";
-import type { NodeClient, NodeResult } from "../engine/client";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
+import type { Engine, EngineResult } from "../engine/engineApi";
 import { InvalidParamsError, type ValidationIssue } from "../errors";
 import type { RawJson } from "../json";
 import { compile, type Validator } from "../validation";
@@ -48,7 +48,7 @@ export interface StreamSpec {
 }
 
 /** What an operation answers: node results as the engine gives them, the others as JSON text. */
-export type OperationResult = NodeResult;
+export type OperationResult = EngineResult;
 
 export interface OperationSpec {
   method: string;
@@ -149,12 +149,12 @@ export interface NodeMethodRow {
   /** Final answers the cache keeps may be read as stored (bulk streams). */
   readStored?: boolean;
   /** Rate-limit tokens a call costs, from its node-form params and the followed head; unsaid: one. */
-  cost?: (params: unknown[], head: ChainHead) => number;
+  cost?: (params: unknown[], head: ChainFollower) => number;
 }
 
 /** A node method's operation: its params checked, then passed to the node (the engine) in the node's form. */
-export function nodeOperation(row: NodeMethodRow, deps: { node: NodeClient; head: ChainHead }): Operation {
-  const { node, head } = deps;
+export function nodeOperation(row: NodeMethodRow, deps: { engine: Engine; head: ChainFollower }): Operation {
+  const { engine, head } = deps;
   const calls = row.calls ?? row.method;
   const { rest, cost } = row;
   const spec: OperationSpec = {
@@ -163,13 +163,13 @@ export function nodeOperation(row: NodeMethodRow, deps: { node: NodeClient; head
     summary: row.summary,
     params: row.params,
     result: row.result ?? T.Unknown(),
-    run: (params) => node.call(calls, params),
+    run: (params) => engine.call(calls, params),
   };
   if (rest) {
     const { name = row.method, ...form } = rest;
     spec.rest = { name, ...form };
   }
-  if (row.readStored) spec.readStored = (params, use) => node.readStored(calls, params, use);
+  if (row.readStored) spec.readStored = (params, use) => engine.readStored(calls, params, use);
   if (cost) spec.cost = (params) => cost(params, head);
   return defineOperation(spec);
 }

@@ -2,8 +2,8 @@
 import { Type as T } from "@sinclair/typebox";
 import type { BlockRefs } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
-import { callText, type NodeClient } from "../engine/client";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
+import { callText, type Engine } from "../engine/engineApi";
 import { InternalError, InvalidParamsError, NotFoundError } from "../errors";
 import { BlockRange, Bodies, DayStats } from "../schemas";
 import type { NodeProtocol } from "../upstream/protocol";
@@ -38,14 +38,14 @@ export type HeaderReads = Pick<NodeProtocol, "latest" | "readHeader">;
 
 export function createStatsOperations(options: {
   blocks: BlockQueries;
-  node: NodeClient;
-  head: ChainHead;
+  engine: Engine;
+  head: ChainFollower;
   /** How the family's nodes name a block by its number. */
   blockRefs: BlockRefs;
   headers: HeaderReads;
 }): Operation[] {
-  const { blocks, node, head, blockRefs, headers } = options;
-  const send = (method: string, params: unknown[]) => callText(node, method, params);
+  const { blocks, engine, head, blockRefs, headers } = options;
+  const send = (method: string, params: unknown[]) => callText(engine, method, params);
 
   async function nodeTimestamp(n: bigint): Promise<bigint> {
     const header = await headers.readHeader(blockRefs.encode(n), send);

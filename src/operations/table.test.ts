@@ -71,8 +71,8 @@ const REST = [
 
 test("the table holds exactly the interface's methods and REST routes", () => {
   const table = createOperationTable([
-    // The node is never asked: only the table's shape is under test.
-    ...createNodeOperations({ node: {} as never, head: {} as never }),
+    // The engine is never asked: only the table's shape is under test.
+    ...createNodeOperations({ engine: {} as never, head: {} as never }),
     // The index is never reached: only the table's shape is under test.
     ...createTransferOperations({ chain: { nativeSymbol: "ETH" } } as never),
     ...createStatsOperations({} as never),

@@ -4,12 +4,12 @@ import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
 import { readBlockRef } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
-import type { TransferQueries, TransferQuery, TransferRecord } from "../db/transferQueries";
-import { blockAtTag, type ChainHead } from "../engine/head";
+import { blockAtTag, type ChainFollower } from "../engine/chainFollower";
 import { rfc3339 } from "../json";
 import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
 import { TransferKind } from "../transferKind";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
+import type { TransferQueries, TransferQuery, TransferRecord } from "./transferQueries";
 
 const DEFAULT_LIMIT = 50;
 /** PostgreSQL's bigint: block numbers above it select nothing more. */
@@ -39,7 +39,7 @@ const str = JSON.stringify;
 export function createTransferOperations(options: {
   transfers: TransferQueries;
   blocks: BlockQueries;
-  head: ChainHead;
+  head: ChainFollower;
   chain: ChainInfo;
   /** The family's addresses: the bodies' are checked against it (the `address` format), looked up canonical. */
   addresses: AddressCodec;

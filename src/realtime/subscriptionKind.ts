@@ -5,8 +5,8 @@
  * how its options are read and what it pushes, and when.
  */
 import type { Caller } from "../caller";
-import type { NodeClient } from "../engine/client";
-import type { ChainChange } from "../engine/head";
+import type { ChainChange } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
 import type { SocketSubscription } from "../upstream/socket";
 
@@ -38,7 +38,7 @@ export interface SubscriptionContext<Options = unknown> {
   /** Sends one result (JSON text) to one subscription; counted, and a send that fails is logged. */
   notify(subscription: Subscription<Options>, result: string): void;
   /** The node, through the engine (cached, coalesced). */
-  readonly node: NodeClient;
+  readonly engine: Engine;
   readonly upstreamSubscribe: UpstreamSubscribe;
   readonly log: Logger;
 }

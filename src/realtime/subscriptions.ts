@@ -7,8 +7,8 @@
  * and `newPendingTransactions`, in families/evm/).
  */
 
-import type { NodeClient } from "../engine/client";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import { InvalidParamsError, RateLimitedError, UpstreamUnavailableError } from "../errors";
 import { toJson } from "../json";
 import type { Logger } from "../log";
@@ -79,8 +79,8 @@ function optionsOf(kind: SubscriptionKind, value: unknown): unknown {
 }
 
 export function createSubscriptions(options: {
-  head: ChainHead;
-  node: NodeClient;
+  head: ChainFollower;
+  engine: Engine;
   upstreamSubscribe: UpstreamSubscribe;
   watch: WatchResults;
   /** The chain family's kinds, served between newHeads and watch_filters. */
@@ -88,7 +88,7 @@ export function createSubscriptions(options: {
   log: Logger;
   events?: SubscriptionEvents;
 }): Subscriptions {
-  const { head, node, upstreamSubscribe, log, events } = options;
+  const { head, engine, upstreamSubscribe, log, events } = options;
   const byId = new Map<string, Held>();
   const bySubscriber = new Map<Subscriber, Set<Held>>();
   let stopped = false;
@@ -112,7 +112,7 @@ export function createSubscriptions(options: {
   for (const kind of served) {
     const members = new Set<Held>();
     const notify = (subscription: Subscription, result: string) => deliver(kind.name, subscription, result);
-    const feed = kind.open({ subscriptions: members, notify, node, upstreamSubscribe, log });
+    const feed = kind.open({ subscriptions: members, notify, engine, upstreamSubscribe, log });
     kinds.set(kind.name, { kind, feed, members });
   }
   const names = [...kinds.keys()];

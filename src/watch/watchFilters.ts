@@ -10,7 +10,7 @@ import type { ChainInfo } from "../blockchain";
 import type { Caller } from "../caller";
 import type { BlockQueries } from "../db/blockQueries";
 import type { FilterStore, StoredFilter } from "../db/filterStore";
-import type { ChainHead } from "../engine/head";
+import type { ChainFollower } from "../engine/chainFollower";
 import {
   InternalError,
   NotFoundError,
@@ -64,7 +64,7 @@ export function createWatchFilters(options: {
   /** The family's addresses. */
   addresses: AddressCodec;
   blocks: BlockQueries;
-  head: ChainHead;
+  head: ChainFollower;
   chain: ChainInfo;
   /** MAX_FILTERS_PER_KEY. */
   maxFilters: number;

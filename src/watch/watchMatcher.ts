@@ -7,7 +7,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
-import type { NodeClient } from "../engine/client";
+import type { Engine } from "../engine/engineApi";
 import type { FilterResult } from "../schemas";
 
 export type FilterResultOut = Static<typeof FilterResult>;
@@ -44,8 +44,8 @@ export interface WatchMatcher {
 export interface WatchMatcherOptions {
   /** The database the indexer writes (the primary: a processed block is read right after it is written). */
   sql: Sql;
-  /** The service's statement deadline and retries (db/guard.ts), put on the family's queries. */
+  /** The service's statement deadline and retries (db/guardDatabase.ts), put on the family's queries. */
   guard<T extends object>(queries: T): T;
-  node: NodeClient;
+  engine: Engine;
   chain: ChainInfo;
 }

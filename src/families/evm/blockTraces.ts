@@ -3,7 +3,7 @@
  * no upstream has it, geth's `debug_traceBlockByNumber` with the call tracer. Both calls go through the
  * engine, so they are cached and coalesced like any other.
  */
-import { callText, type NodeClient } from "../../engine/client";
+import { callText, type Engine } from "../../engine/engineApi";
 import { NodeError } from "../../errors";
 
 /**
@@ -16,15 +16,15 @@ export type BlockTraces =
   | { format: "callTracer"; traces: string; transactions: string[] };
 
 /** The traces of the block at a node-form number. */
-export async function blockTraces(node: NodeClient, block: string): Promise<BlockTraces> {
+export async function blockTraces(engine: Engine, block: string): Promise<BlockTraces> {
   try {
-    return { format: "parity", traces: await callText(node, "trace_block", [block]) };
+    return { format: "parity", traces: await callText(engine, "trace_block", [block]) };
   } catch (error) {
     if (!(error instanceof NodeError && error.kind === "method_unsupported")) throw error;
   }
   const [traces, header] = await Promise.all([
-    callText(node, "debug_traceBlockByNumber", [block, { tracer: "callTracer" }]),
-    callText(node, "eth_getBlockByNumber", [block, false]),
+    callText(engine, "debug_traceBlockByNumber", [block, { tracer: "callTracer" }]),
+    callText(engine, "eth_getBlockByNumber", [block, false]),
   ]);
   const transactions =
     header === "null" ? [] : (JSON.parse(header) as { transactions: string[] }).transactions;

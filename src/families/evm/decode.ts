@@ -120,20 +120,108 @@ export function transactionFee(receipt: RawReceipt, tx: RawTx): { fee: bigint; g
   return { fee, gasPrice };
 }
 
+/** What a block's transactions add up to, gathered transaction by transaction. */
+interface Gathered {
+  transfers: TransferRow[];
+  approvals: ApprovalRow[];
+  addresses: Set<string>;
+  tokens: Set<string>;
+  totalFees: bigint;
+  gasPriceSum: bigint;
+  blobBurnt: bigint;
+}
+
+/** A transaction of the block, with what its logs' rows repeat. */
+interface TxContext {
+  index: number;
+  hash: string;
+  fee: bigint;
+  error: boolean;
+}
+
+/** A log's transfer (ERC-20: 3 topics and a 32-byte word; ERC-721: 4 topics) or approval, if it is one. */
+function decodeLog(log: RawLog, tx: TxContext, into: Gathered): void {
+  const topic0 = log.topics[0]?.toLowerCase();
+  if (topic0 !== TRANSFER_TOPIC && topic0 !== APPROVAL_TOPIC) return;
+  const contract = log.address.toLowerCase();
+  const logIndex = Number(q(log.logIndex));
+  const base = {
+    transactionIndex: tx.index,
+    logIndex,
+    transactionHash: tx.hash,
+    contract,
+    fee: tx.fee,
+    error: tx.error,
+  };
+  const erc20 = log.topics.length === 3 && WORD.test(log.data);
+  if (topic0 === TRANSFER_TOPIC && (erc20 || log.topics.length === 4)) {
+    const row: TransferRow = {
+      ...base,
+      kind: erc20 ? TransferKind.erc20 : TransferKind.erc721,
+      from: topicAddress(log.topics[1]!),
+      to: topicAddress(log.topics[2]!),
+      // An ERC-721 transfer's value is the token id, its fourth topic.
+      value: BigInt(erc20 ? log.data : log.topics[3]!),
+    };
+    into.transfers.push(row);
+    into.addresses.add(row.from).add(row.to!);
+    into.tokens.add(contract);
+  } else if (topic0 === APPROVAL_TOPIC && erc20) {
+    into.approvals.push({
+      ...base,
+      owner: topicAddress(log.topics[1]!),
+      spender: topicAddress(log.topics[2]!),
+      value: BigInt(log.data),
+    });
+    into.tokens.add(contract);
+  }
+}
+
+/** A transaction and its receipt: its fee, its native transfer (value > 0, failed ones too), its logs. */
+function decodeTransaction(tx: RawTx, receipt: RawReceipt, index: number, into: Gathered): void {
+  const { fee, gasPrice } = transactionFee(receipt, tx);
+  into.totalFees += fee;
+  into.gasPriceSum += gasPrice;
+  into.blobBurnt += q(receipt.blobGasUsed) * q(receipt.blobGasPrice);
+  // Receipts from before Byzantium have no status: those transactions did not fail in a way it shows.
+  const context: TxContext = { index, hash: tx.hash, fee, error: receipt.status === "0x0" };
+  const from = tx.from.toLowerCase();
+  const to = (tx.to ?? receipt.contractAddress ?? null)?.toLowerCase() ?? null;
+  into.addresses.add(from);
+  if (to) into.addresses.add(to);
+  const value = q(tx.value);
+  if (value > 0n) {
+    into.transfers.push({
+      transactionIndex: index,
+      logIndex: -1,
+      transactionHash: tx.hash,
+      kind: TransferKind.trx,
+      contract: null,
+      from,
+      to,
+      value,
+      fee,
+      error: context.error,
+    });
+  }
+  for (const log of receipt.logs) decodeLog(log, context, into);
+}
+
 export function decodeBlock(block: RawBlock, receipts: RawReceipt[]): DecodedBlock {
   if (receipts.length !== block.transactions.length) {
     throw new Error(
       `block ${block.number}: ${block.transactions.length} transactions but ${receipts.length} receipts`,
     );
   }
-  const transfers: TransferRow[] = [];
-  const approvals: ApprovalRow[] = [];
-  const addresses = new Set<string>();
-  const tokens = new Set<string>();
-  let totalFees = 0n;
-  let gasPriceSum = 0n;
-  let blobBurnt = 0n;
-
+  const gathered: Gathered = {
+    transfers: [],
+    approvals: [],
+    addresses: new Set(),
+    tokens: new Set(),
+    totalFees: 0n,
+    gasPriceSum: 0n,
+    blobBurnt: 0n,
+  };
   for (let i = 0; i < block.transactions.length; i++) {
     const tx = block.transactions[i]!;
     const receipt = receipts[i]!;
@@ -142,71 +230,8 @@ export function decodeBlock(block: RawBlock, receipts: RawReceipt[]): DecodedBlo
         `block ${block.number}: receipt ${i} is for ${receipt.transactionHash}, not ${tx.hash}`,
       );
     }
-    const { fee, gasPrice } = transactionFee(receipt, tx);
-    totalFees += fee;
-    gasPriceSum += gasPrice;
-    blobBurnt += q(receipt.blobGasUsed) * q(receipt.blobGasPrice);
-    // Receipts from before Byzantium have no status: those transactions did not fail in a way it shows.
-    const error = receipt.status === "0x0";
-    const from = tx.from.toLowerCase();
-    const to = (tx.to ?? receipt.contractAddress ?? null)?.toLowerCase() ?? null;
-    addresses.add(from);
-    if (to) addresses.add(to);
-    const value = q(tx.value);
-    if (value > 0n) {
-      transfers.push({
-        transactionIndex: i,
-        logIndex: -1,
-        transactionHash: tx.hash,
-        kind: TransferKind.trx,
-        contract: null,
-        from,
-        to,
-        value,
-        fee,
-        error,
-      });
-    }
-    for (const log of receipt.logs) {
-      const topic0 = log.topics[0]?.toLowerCase();
-      if (topic0 !== TRANSFER_TOPIC && topic0 !== APPROVAL_TOPIC) continue;
-      const contract = log.address.toLowerCase();
-      const logIndex = Number(q(log.logIndex));
-      const erc20 = log.topics.length === 3 && WORD.test(log.data);
-      if (topic0 === TRANSFER_TOPIC && (erc20 || log.topics.length === 4)) {
-        const row = {
-          transactionIndex: i,
-          logIndex,
-          transactionHash: tx.hash,
-          kind: erc20 ? TransferKind.erc20 : TransferKind.erc721,
-          contract,
-          from: topicAddress(log.topics[1]!),
-          to: topicAddress(log.topics[2]!),
-          // An ERC-721 transfer's value is the token id, its fourth topic.
-          value: BigInt(erc20 ? log.data : log.topics[3]!),
-          fee,
-          error,
-        };
-        transfers.push(row);
-        addresses.add(row.from).add(row.to);
-        tokens.add(contract);
-      } else if (topic0 === APPROVAL_TOPIC && log.topics.length === 3 && WORD.test(log.data)) {
-        approvals.push({
-          transactionIndex: i,
-          logIndex,
-          transactionHash: tx.hash,
-          contract,
-          owner: topicAddress(log.topics[1]!),
-          spender: topicAddress(log.topics[2]!),
-          value: BigInt(log.data),
-          fee,
-          error,
-        });
-        tokens.add(contract);
-      }
-    }
+    decodeTransaction(tx, receipt, i, gathered);
   }
-
   const baseFee = block.baseFeePerGas ? parseQuantity(block.baseFeePerGas) : null;
   const gasUsed = parseQuantity(block.gasUsed);
   return {
@@ -220,12 +245,12 @@ export function decodeBlock(block: RawBlock, receipts: RawReceipt[]): DecodedBlo
     baseFee,
     transactionCount: block.transactions.length,
     uncleCount: block.uncles?.length ?? 0,
-    totalFees,
-    burntFees: (baseFee ?? 0n) * gasUsed + blobBurnt,
-    gasPriceSum,
-    transfers,
-    approvals,
-    addresses: [...addresses].filter((a) => a !== ZERO_ADDRESS),
-    tokens: [...tokens],
+    totalFees: gathered.totalFees,
+    burntFees: (baseFee ?? 0n) * gasUsed + gathered.blobBurnt,
+    gasPriceSum: gathered.gasPriceSum,
+    transfers: gathered.transfers,
+    approvals: gathered.approvals,
+    addresses: [...gathered.addresses].filter((a) => a !== ZERO_ADDRESS),
+    tokens: [...gathered.tokens],
   };
 }

@@ -15,6 +15,7 @@ import { logsSubscription } from "./logsSubscription";
 import { EVM_STREAMS, evmMethods } from "./methods";
 import { newPendingTransactionsSubscription } from "./newPendingTransactionsSubscription";
 import { evmFinalityTags, evmHeadNumber, evmNodeProtocol } from "./nodeProtocol";
+import { createEvmTransferQueries } from "./transferQueries";
 import { createEvmWatchMatcher } from "./watchMatcher";
 
 /** anvil mines a block per transaction: its head is followed closely. */
@@ -45,17 +46,18 @@ export const evm: ChainFamily = {
     log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: anvil.url });
     return { url: anvil.url, headPollMs: DEV_HEAD_POLL_MS, stop: () => anvil.stop() };
   },
-  // -- the node protocol, the head follower's reads (upstream, engine) --
+  // The node protocol, and what the chain follower and the engine take of it (upstream, engine)
   node: evmNodeProtocol,
   finalityTags: evmFinalityTags,
   headNumber: evmHeadNumber,
-  // -- method rows, operations, streams (engine, operations, http) --
+  // Method rows, operations, streams (engine, operations, http)
   methods: evmMethods,
   operations: evmOperations,
   streams: EVM_STREAMS,
-  // -- the index (indexer, db) --
+  // The index (indexer, db, the transfers operation)
   index: evmIndex,
-  // -- addresses, watch filters, subscriptions (watch, realtime, db) --
+  createTransferQueries: createEvmTransferQueries,
+  // Addresses, watch filters, subscriptions (every floor, watch, realtime)
   addresses: evmAddresses,
   createWatchMatcher: createEvmWatchMatcher,
   subscriptions: [logsSubscription, newPendingTransactionsSubscription],

@@ -3,8 +3,8 @@
  * calls this fetch on a cache miss (engine/methodTable.ts); every other method goes to the pool as it is.
  */
 import { keccak256 } from "ethers";
-import { callText, type NodeClient } from "../../engine/client";
-import type { ChainHead } from "../../engine/head";
+import type { ChainFollower } from "../../engine/chainFollower";
+import { callText, type Engine } from "../../engine/engineApi";
 import type { MethodFetch } from "../../engine/methodTable";
 import { NodeError, UpstreamUnavailableError } from "../../errors";
 import { rawText } from "../../json";
@@ -23,10 +23,10 @@ const unsupported = (error: unknown) => error instanceof NodeError && error.kind
  */
 export function createEvmFetch(options: {
   pool: UpstreamPool;
-  head: ChainHead;
-  node: () => NodeClient;
+  head: ChainFollower;
+  engine: () => Engine;
 }): MethodFetch {
-  const { pool, head, node } = options;
+  const { pool, head, engine } = options;
 
   /**
    * Read-your-writes: the answer waits until the followed head has reached the one the nodes have now, so
@@ -64,12 +64,12 @@ export function createEvmFetch(options: {
     const ref = params[0] as string;
     const byHash = ref.length === HASH_LENGTH;
     const block = rawText(
-      (await node().call(byHash ? "eth_getBlockByHash" : "eth_getBlockByNumber", [ref, false])).raw,
+      (await engine().call(byHash ? "eth_getBlockByHash" : "eth_getBlockByNumber", [ref, false])).raw,
     );
     if (block === "null") return { raw: block, upstream: "" };
     const { hash, transactions } = JSON.parse(block) as { hash: string; transactions: string[] };
     const receipts = await Promise.all(
-      transactions.map((tx) => callText(node(), "eth_getTransactionReceipt", [tx])),
+      transactions.map((tx) => callText(engine(), "eth_getTransactionReceipt", [tx])),
     );
     for (const text of receipts) {
       // A reorg between the block and its receipts would mix two chains: refuse rather than mislead.

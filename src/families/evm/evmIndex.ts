@@ -4,7 +4,7 @@
  * assembles the receipts where a node lacks the method) and decoded by decode.ts; its rows are written by
  * indexWriter.ts into the tables of sql/evm/; the metadata of the tokens a group names is read first.
  */
-import { callText } from "../../engine/client";
+import { callText } from "../../engine/engineApi";
 import { type IndexFamily, TornReadError } from "../../indexer/indexFamily";
 import { type DecodedBlock, decodeBlock, type RawBlock, type RawReceipt } from "./decode";
 import { createIndexWriter } from "./indexWriter";
@@ -19,14 +19,14 @@ export interface FetchedBlock {
 
 export const evmIndex: IndexFamily<DecodedBlock, FetchedBlock> = {
   migrations: "evm",
-  createIndex({ sql, node, log }) {
-    const lookups = createTokenLookups({ node, tokens: createTokenStore(sql), log });
+  createIndex({ sql, engine, log }) {
+    const lookups = createTokenLookups({ engine, tokens: createTokenStore(sql), log });
     return {
       writer: createIndexWriter(sql),
       async fetchBlock(ref) {
         const [blockText, receiptsText] = await Promise.all([
-          callText(node, "eth_getBlockByNumber", [ref, true]),
-          callText(node, "eth_getBlockReceipts", [ref]),
+          callText(engine, "eth_getBlockByNumber", [ref, true]),
+          callText(engine, "eth_getBlockReceipts", [ref]),
         ]);
         if (blockText === "null" || receiptsText === "null") return undefined;
         const block = JSON.parse(blockText) as RawBlock;
@@ -40,7 +40,7 @@ export const evmIndex: IndexFamily<DecodedBlock, FetchedBlock> = {
       },
       decodeBlock: ({ block, receipts }) => decodeBlock(block, receipts),
       async readHash(ref) {
-        const raw = await callText(node, "eth_getBlockByNumber", [ref, false]);
+        const raw = await callText(engine, "eth_getBlockByNumber", [ref, false]);
         return raw === "null" ? undefined : (JSON.parse(raw) as { hash: string }).hash.toLowerCase();
       },
       beforeWrite: (blocks) => lookups.readNew(new Set(blocks.flatMap((block) => block.tokens))),

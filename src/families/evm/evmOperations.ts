@@ -1,18 +1,33 @@
 /** The EVM's operations: its node methods (methods.ts) and its token operations (tokens.ts). */
+import { ConfigError } from "../../config";
 import type { FamilyOperationDeps, FamilyOperations } from "../../operations/familyOperations";
+import { evmAddresses } from "./addresses";
 import { createNodeOperations } from "./methods";
 import { createTokenStore } from "./tokenStore";
 import { createTokenOperations } from "./tokens";
 
+/** DEFAULT_TOKENS as token contracts, in their canonical form; a value that is none stops the start. */
+export function defaultTokensOf(configured: string[] | undefined): string[] | undefined {
+  return configured?.map((text) => {
+    const contract = evmAddresses.canonical(text);
+    if (contract === undefined) {
+      throw new ConfigError(
+        `DEFAULT_TOKENS: expected comma-separated token contract addresses (${evmAddresses.description}), got ${JSON.stringify(text)}`,
+      );
+    }
+    return contract;
+  });
+}
+
 export function evmOperations(deps: FamilyOperationDeps): FamilyOperations {
-  const { node, head, chain, sql, guarded, defaultTokens } = deps;
+  const { engine, head, chain, sql, guarded, defaultTokens } = deps;
   return {
-    node: createNodeOperations({ node, head }),
+    node: createNodeOperations({ engine, head }),
     data: createTokenOperations({
-      node,
+      engine,
       tokens: guarded(createTokenStore(sql), "all"),
       chain,
-      defaultTokens,
+      defaultTokens: defaultTokensOf(defaultTokens),
     }),
   };
 }

@@ -4,8 +4,8 @@
  * reorg, the logs sent for the dropped blocks are sent again with `removed: true`, then the new branch's.
  */
 import type { BlockHeader } from "../../blockHeader";
-import { callText } from "../../engine/client";
-import type { ChainChange } from "../../engine/head";
+import type { ChainChange } from "../../engine/chainFollower";
+import { callText } from "../../engine/engineApi";
 import { InvalidParamsError } from "../../errors";
 import type {
   SubscriptionContext,
@@ -96,13 +96,13 @@ export const logsSubscription: SubscriptionKind<LogFilter> = {
 
 /** The chain follower's changes, in order, as the logs of the blocks they drop and add. */
 function openLogs(context: SubscriptionContext<LogFilter>): SubscriptionFeed<LogFilter> {
-  const { subscriptions, notify, node, log } = context;
+  const { subscriptions, notify, engine, log } = context;
   /** The logs of recent canonical blocks, by block hash, in the order they were processed. */
   const blockLogs = new Map<string, StoredLog[]>();
   let logWork: Promise<void> = Promise.resolve();
 
   async function logsOf(block: BlockHeader): Promise<StoredLog[] | undefined> {
-    const text = await callText(node, "eth_getBlockReceipts", [quantity(block.number)]);
+    const text = await callText(engine, "eth_getBlockReceipts", [quantity(block.number)]);
     if (text === "null") return undefined;
     const receipts = JSON.parse(text) as { blockHash: string; logs: Record<string, unknown>[] }[];
     // Receipts of another block at that height: the chain moved on; the change that follows says how.

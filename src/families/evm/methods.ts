@@ -7,8 +7,8 @@
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import type { MethodPolicy } from "../../cache/policy";
-import type { NodeClient } from "../../engine/client";
-import type { ChainHead } from "../../engine/head";
+import type { ChainFollower } from "../../engine/chainFollower";
+import type { Engine } from "../../engine/engineApi";
 import type { MethodTable } from "../../engine/methodTable";
 import {
   type NodeMethodRow,
@@ -54,14 +54,14 @@ const BLOCK_NAMES = { number: "number", hash: "hash" };
 const LOG_BLOCKS_PER_TOKEN = 1_000n;
 
 /** A node-form block of a log range as a number: tags at the followed head. */
-function rangeEnd(ref: unknown, head: ChainHead): bigint {
+function rangeEnd(ref: unknown, head: ChainFollower): bigint {
   if (ref === undefined || typeof ref !== "string") return head.latest() ?? 0n;
   if (ref === "earliest") return 0n;
   return ref.startsWith("0x") ? BigInt(ref) : (head.latest() ?? 0n);
 }
 
 /** One token per 1,000 blocks of the range (a query by block hash is one block). */
-function logsCost([filter]: unknown[], head: ChainHead): number {
+function logsCost([filter]: unknown[], head: ChainFollower): number {
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return 1;
   const from = rangeEnd(f.fromBlock, head);
@@ -336,7 +336,7 @@ export const evmMethods: MethodTable = {
 };
 
 /** The operations of the node methods, in the order of the rows. */
-export function createNodeOperations(deps: { node: NodeClient; head: ChainHead }): Operation[] {
+export function createNodeOperations(deps: { engine: Engine; head: ChainFollower }): Operation[] {
   return [...METHODS, ...NODE_METHODS].map((row) => nodeOperation(row, deps));
 }
 

@@ -1,9 +1,9 @@
 /**
  * How the service speaks to EVM nodes of its own accord (upstream/protocol.ts): the chain id, blocks read by
  * number or tag with transaction hashes only, the node error classifier of nodeErrors.ts, `eth_subscribe`;
- * and what the head follower and the engine take from them (engine/head.ts, engine/headNumber.ts).
+ * and what the head follower and the engine take from them (engine/chainFollower.ts, engine/headNumber.ts).
  */
-import type { FinalityTags } from "../../engine/head";
+import type { FinalityTags } from "../../engine/chainFollower";
 import type { HeadNumberMethod } from "../../engine/headNumber";
 import type { NodeProtocol } from "../../upstream/protocol";
 import { parseHeader } from "./blockHeader";

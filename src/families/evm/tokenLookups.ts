@@ -20,11 +20,11 @@ export interface TokenLookups {
 }
 
 export function createTokenLookups(options: {
-  node: NodeReader;
+  engine: NodeReader;
   tokens: Pick<TokenStore, "unknown" | "upsert">;
   log: Logger;
 }): TokenLookups {
-  const { node, tokens, log } = options;
+  const { engine, tokens, log } = options;
   const seen = new LRUCache<string, true>({ max: SEEN_TOKENS });
   return {
     async readNew(list) {
@@ -35,7 +35,7 @@ export function createTokenLookups(options: {
       for (let i = 0; i < unknown.length; i += TOKEN_LOOKUPS) {
         await Promise.all(
           unknown.slice(i, i + TOKEN_LOOKUPS).map((token) =>
-            readTokenMetadata(node, token)
+            readTokenMetadata(engine, token)
               .then((meta) => tokens.upsert(token, meta))
               .catch((error) => {
                 seen.delete(token);

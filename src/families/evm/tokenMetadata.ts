@@ -6,7 +6,7 @@
 import { NodeError } from "../../errors";
 import { type RawJson, rawText } from "../../json";
 
-/** What reading needs of the node: calls at the head (the engine's client, engine/client.ts, is one). */
+/** What reading needs of the node: calls at the head (the engine, engine/engineApi.ts, is one). */
 export interface NodeReader {
   call(method: string, params: unknown[]): { raw: RawJson } | Promise<{ raw: RawJson }>;
 }

@@ -1,7 +1,7 @@
 /** Token balances and metadata (docs/interface.md §4). */
 import { Type as T } from "@sinclair/typebox";
 import type { ChainInfo } from "../../blockchain";
-import { callText, type NodeClient } from "../../engine/client";
+import { callText, type Engine } from "../../engine/engineApi";
 import { NodeError } from "../../errors";
 import { rawText, rfc3339 } from "../../json";
 import { defineOperation, type Operation } from "../../operations/operation";
@@ -30,13 +30,13 @@ const lower = (v: string) => v.toLowerCase();
 const RpcTokenBalances = T.Object({ address: T.String(), token_balances: T.Array(TokenBalance) });
 
 export function createTokenOperations(options: {
-  node: NodeClient;
+  engine: Engine;
   tokens: TokenStore;
   chain: ChainInfo;
   /** DEFAULT_TOKENS from the configuration; undefined: the most transferred tokens of the last day. */
   defaultTokens: string[] | undefined;
 }): Operation[] {
-  const { node, tokens, chain } = options;
+  const { engine, tokens, chain } = options;
   const reading = new Map<string, Promise<StoredTokenMetadata>>();
   let defaults: { list: string[]; at: number } | undefined;
   let computing: Promise<string[]> | undefined;
@@ -47,7 +47,7 @@ export function createTokenOperations(options: {
     if (stored && Date.now() - stored.updatedAt.getTime() < METADATA_MAX_AGE_MS) return stored;
     let read = reading.get(address);
     if (!read) {
-      read = readTokenMetadata(node, address)
+      read = readTokenMetadata(engine, address)
         .then(async (meta) => {
           await tokens.upsert(address, meta);
           return (await tokens.get(address))!;
@@ -83,7 +83,7 @@ export function createTokenOperations(options: {
       contracts.map(async (contract) => {
         let balance: string | undefined;
         try {
-          const result = JSON.parse(await callText(node, "eth_call", [{ to: contract, data }, "latest"]));
+          const result = JSON.parse(await callText(engine, "eth_call", [{ to: contract, data }, "latest"]));
           if (typeof result === "string" && WORD.test(result)) balance = result.toLowerCase();
         } catch (error) {
           // The contract reverted: its failure. No answer at all is the service's, and is reported as such.

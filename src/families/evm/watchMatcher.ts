@@ -5,7 +5,7 @@
  * results never change).
  */
 import { LRUCache } from "lru-cache";
-import { callText } from "../../engine/client";
+import { callText } from "../../engine/engineApi";
 import { rfc3339 } from "../../json";
 import { TransferKind } from "../../transferKind";
 import type {
@@ -47,7 +47,7 @@ function direction(filterAddress: string, from: string, to: string | null, kind:
 }
 
 export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatcher {
-  const { node, chain } = options;
+  const { engine, chain } = options;
   const queries = options.guard(createWatchMatchQueries(options.sql));
   const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
   const internalByHash = new LRUCache<string, InternalTransfer[]>({ max: INTERNAL_BLOCKS_KEPT });
@@ -80,7 +80,7 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
   async function internalTransfers(block: ProcessedBlock): Promise<InternalTransfer[]> {
     const kept = internalByHash.get(block.hash);
     if (kept) return kept;
-    const traces = await blockTraces(node, quantity(block.number));
+    const traces = await blockTraces(engine, quantity(block.number));
     if (traces.traces === "null") return [];
     const found =
       traces.format === "parity"
@@ -94,8 +94,8 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
   async function fees(block: bigint): Promise<bigint[]> {
     const ref = quantity(block);
     const [full, receipts] = await Promise.all([
-      callText(node, "eth_getBlockByNumber", [ref, true]),
-      callText(node, "eth_getBlockReceipts", [ref]),
+      callText(engine, "eth_getBlockByNumber", [ref, true]),
+      callText(engine, "eth_getBlockReceipts", [ref]),
     ]);
     const transactions = (JSON.parse(full) as RawBlock).transactions;
     const list = JSON.parse(receipts) as RawReceipt[];

@@ -53,7 +53,7 @@ export interface ChainChange {
   added: BlockHeader[];
 }
 
-export interface ChainHead {
+export interface ChainFollower {
   /** The head block number, while fresh (pushed, or confirmed by a recent poll). */
   latest(): bigint | undefined;
   /** The head block, as last seen. */
@@ -93,14 +93,14 @@ export interface FinalityTags {
 }
 
 /** The block a moving tag names now, when it is known. */
-export function blockAtTag(head: ChainHead, tag: "latest" | "safe" | "finalized"): bigint | undefined {
+export function blockAtTag(head: ChainFollower, tag: "latest" | "safe" | "finalized"): bigint | undefined {
   return tag === "latest" ? head.latest() : tag === "safe" ? head.safe() : head.finalized();
 }
 
 /** What the follower uses of the upstream pool: its calls, the heads its upstreams report, their polls. */
 export type FollowedPool = Pick<UpstreamPool, "call" | "onHead" | "pushing" | "pollNow">;
 
-export function createChainHead(options: {
+export function createChainFollower(options: {
   pool: FollowedPool;
   /** How blocks are read from the family's nodes. */
   node: Pick<NodeProtocol, "readHeader">;
@@ -111,7 +111,7 @@ export function createChainHead(options: {
   confirmations: number;
   pollMs: number;
   log: Logger;
-}): ChainHead {
+}): ChainFollower {
   const { pool, node, refs, pollMs, log } = options;
   const confirmations = BigInt(options.confirmations);
   const known = new Map<bigint, BlockHeader>();

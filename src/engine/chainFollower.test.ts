@@ -1,5 +1,5 @@
 /**
- * The follower's reorg walk on blocks recorded from anvil (head.test.json: branch a, blocks 0 to 4; branch b,
+ * The follower's reorg walk on blocks recorded from anvil (chainFollower.test.json: branch a, blocks 0 to 4; branch b,
  * blocks 3 to 5 forked after block 2), through a fake pool that answers block reads from whichever branch is
  * canonical now, and reports the heads a test pushes as an upstream would. A family's follower test reads
  * its own recorded blocks the same way, through its node protocol and block references.
@@ -10,8 +10,13 @@ import { NodeError } from "../errors";
 import { evmBlockRefs } from "../families/evm/blockRef";
 import { evmFinalityTags, evmNodeProtocol } from "../families/evm/nodeProtocol";
 import { createLogger } from "../log";
-import { type ChainChange, type ChainHead, createChainHead, type FollowedPool } from "./head";
-import recorded from "./head.test.json";
+import {
+  type ChainChange,
+  type ChainFollower,
+  createChainFollower,
+  type FollowedPool,
+} from "./chainFollower";
+import recorded from "./chainFollower.test.json";
 
 /** More than the chain's length: nothing is final, so the walk may go down to the fork. */
 const CONFIRMATIONS = 64;
@@ -66,12 +71,12 @@ function fakePool(): FakePool {
   return pool;
 }
 
-let follower: ChainHead | undefined;
+let follower: ChainFollower | undefined;
 afterEach(() => follower?.stop());
 
 /** A follower of `pool` at the head of its chain, with every change it reports and every reorg's height. */
 async function follow(pool: FakePool) {
-  const head = createChainHead({
+  const head = createChainFollower({
     pool,
     node: evmNodeProtocol,
     refs: evmBlockRefs,

@@ -1,54 +1,17 @@
 /**
- * Reads of the transfer index. A page is chosen first, by key only (from transfer_addresses for address
- * queries, from transfers otherwise), and only its rows are joined to their block and token: a page deep
- * in an address's history costs one index range, never a join per skipped row.
+ * Reads of the EVM transfer index, for the shared transfers operation (operations/transferQueries.ts). A page
+ * is chosen first, by key only (from transfer_addresses for address queries, from transfers otherwise), and
+ * only its rows are joined to their block and token: a page deep in an address's history costs one index
+ * range, never a join per skipped row.
  */
-import type { TransferKind } from "../transferKind";
-import type { Sql } from "./database";
-
-export interface TransferQuery {
-  /** Lower-case 0x-hex; a transfer matches when one of them sends or receives it. */
-  addresses?: string[];
-  /** Narrows `addresses` to the sending or the receiving side. */
-  direction?: "from" | "to";
-  kind?: TransferKind;
-  /** Lower-case 0x-hex token contracts (native transfers never match). */
-  contracts?: string[];
-  fromBlock: bigint;
-  toBlock: bigint;
-  offset: number;
-  limit: number;
-}
-
-/** One transfer with its block time and its token's metadata; amounts as exact decimal digits. */
-export interface TransferRecord {
-  blockNumber: string;
-  timestamp: string;
-  transactionHash: string;
-  transactionIndex: number;
-  logIndex: number;
-  kind: TransferKind;
-  contract: string | null;
-  from: string;
-  to: string | null;
-  value: string;
-  fee: string;
-  error: boolean;
-  symbol: string | null;
-  decimals: number | null;
-}
+import type { Sql } from "../../db/database";
+import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
+import type { TransferKind } from "../../transferKind";
 
 const SIDE_BIT = { from: 1, to: 2 } as const;
 const unhex = (list: string[]) => list.map((a) => a.slice(2));
 
-export interface TransferQueries {
-  /** A page of transfers, in the interface's order (blockNumber, transactionIndex, logIndex). */
-  transfers(q: TransferQuery): Promise<TransferRecord[]>;
-  /** The plan PostgreSQL chooses for a query (for the bench). */
-  explain(q: TransferQuery): Promise<string>;
-}
-
-export function createTransferQueries(sql: Sql): TransferQueries {
+export function createEvmTransferQueries(sql: Sql): TransferQueries {
   const empty = sql``;
 
   /** The filters both queries share, on a table with transfer_type and contract_address columns. */

@@ -1,0 +1,143 @@
+/**
+ * What answers callers and writes the index, on top of the engine: the operation table (the family's node
+ * and data operations, and the shared transfers and daily figures), watch filters, subscriptions and the
+ * indexer. Everything requests read or write in the database goes through its guard (db/guardDatabase.ts):
+ * failures become 503/504, never 500, and calls safe to repeat are tried again once.
+ */
+import type { ChainInfo } from "../blockchain";
+import type { Cache } from "../cache/cache";
+import { createBlockQueries } from "../db/blockQueries";
+import type { Database } from "../db/database";
+import { createFilterStore } from "../db/filterStore";
+import { guardDatabase } from "../db/guardDatabase";
+import type { ChainFollower } from "../engine/chainFollower";
+import { createEngine } from "../engine/engine";
+import type { Engine } from "../engine/engineApi";
+import { type Indexer, startIndexer } from "../indexer/indexer";
+import type { Guarded } from "../operations/familyOperations";
+import { createStatsOperations } from "../operations/stats";
+import { createOperationTable, type OperationTable } from "../operations/table";
+import { createTransferOperations } from "../operations/transfers";
+import { createSubscriptions, type Subscriptions } from "../realtime/subscriptions";
+import type { UpstreamPool } from "../upstream/pool";
+import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
+import { databaseEvents, indexerEvents, subscriptionEvents } from "./metricEvents";
+import type { StartContext } from "./startContext";
+
+export interface DataPath {
+  engine: Engine;
+  table: OperationTable;
+  watch: WatchFilters;
+  subscriptions: Subscriptions;
+  indexer: Indexer;
+}
+
+export interface DataPathParts {
+  pool: UpstreamPool;
+  head: ChainFollower;
+  chain: ChainInfo;
+  cache: Cache | undefined;
+  database: Database;
+  headPollMs: number;
+}
+
+function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
+  const { config, family } = ctx;
+  const { head, chain, database } = parts;
+  const blocks = guarded(createBlockQueries(database.sql), "all");
+  // The callers' reads of the index go to DATABASE_READ_URL when set (a replica).
+  const readBlocks =
+    database.read === database.sql ? blocks : guarded(createBlockQueries(database.read), "all");
+  const own = family.operations({
+    engine,
+    head,
+    chain,
+    sql: database.sql,
+    guarded,
+    defaultTokens: config.defaultTokens,
+  });
+  return createOperationTable([
+    ...own.node,
+    ...createTransferOperations({
+      transfers: guarded(family.createTransferQueries(database.read), "all"),
+      blocks: readBlocks,
+      head,
+      chain,
+      addresses: family.addresses,
+    }),
+    ...createStatsOperations({
+      blocks: readBlocks,
+      engine,
+      head,
+      blockRefs: family.blockRefs,
+      headers: family.node,
+    }),
+    ...own.data,
+  ]);
+}
+
+/** Watch filters read what the indexer just wrote: they stay on the primary, never on a replica. */
+function watchFilters(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
+  const { config, log, family } = ctx;
+  const { head, chain, database } = parts;
+  return createWatchFilters({
+    // add is idempotent (one filter per key, address, contract, approvals); remove is not.
+    filters: guarded(createFilterStore(database.sql), ["add", "list", "page"]),
+    matcher: family.createWatchMatcher({
+      sql: database.sql,
+      guard: (queries) => guarded(queries, "all"),
+      engine,
+      chain,
+    }),
+    addresses: family.addresses,
+    maxFilters: config.maxFiltersPerKey,
+    blocks: guarded(createBlockQueries(database.sql), "all"),
+    head,
+    chain,
+    log,
+  });
+}
+
+export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath {
+  const { config, log, family, metrics, lifetime } = ctx;
+  const { pool, head, chain, database } = parts;
+  const engine = createEngine({
+    pool,
+    head,
+    cache: parts.cache,
+    refs: family.blockRefs,
+    headNumber: family.headNumber,
+    methods: family.methods,
+    events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
+  });
+  const guarded: Guarded = (api, retry) =>
+    guardDatabase(api, { timeoutMs: config.dbStatementTimeoutMs, retry, events: databaseEvents(metrics) });
+  const table = operationTable(ctx, parts, engine, guarded);
+  const watch = watchFilters(ctx, parts, engine, guarded);
+  const subscriptions = createSubscriptions({
+    head,
+    engine,
+    upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
+    watch: { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
+    kinds: family.subscriptions,
+    log,
+    events: subscriptionEvents(metrics),
+  });
+  lifetime.defer(() => subscriptions.stop());
+  const indexer = startIndexer({
+    sql: database.sql,
+    exclusive: database.embedded,
+    enabled: config.indexer,
+    family: family.index,
+    refs: family.blockRefs,
+    engine,
+    head,
+    chain,
+    fromBlock: config.indexFromBlock,
+    pollMs: parts.headPollMs,
+    log,
+    events: indexerEvents(metrics, () => subscriptions.processed()),
+  });
+  lifetime.defer(() => indexer.stop());
+  return { engine, table, watch, subscriptions, indexer };
+}
