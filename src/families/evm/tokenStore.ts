@@ -9,19 +9,27 @@ export interface StoredTokenMetadata extends TokenMetadata {
   updatedAt: Date;
 }
 
-export function createTokenStore(sql: Sql) {
+export interface TokenStore {
+  /** Those of the addresses never looked up (token or not). */
+  unknown(addresses: string[]): Promise<string[]>;
+  /**
+   * The ERC-20 contracts with the most transfers in the last day of indexed chain time (ties: more distinct
+   * senders, then the address).
+   */
+  mostTransferred(limit: number): Promise<string[]>;
+  /** A contract's metadata as just read from it. */
+  upsert(address: string, meta: TokenMetadata): Promise<void>;
+  get(address: string): Promise<StoredTokenMetadata | undefined>;
+}
+
+export function createTokenStore(sql: Sql): TokenStore {
   return {
-    /** Those of the addresses never looked up (token or not). */
     async unknown(addresses: string[]): Promise<string[]> {
       const rows =
         await sql`select '0x' || a as address from unnest(${addresses.map((a) => a.slice(2))}::text[]) a
         where not exists (select 1 from token_metadata m where m.address = decode(a, 'hex'))`;
       return rows.map((r) => r.address as string);
     },
-    /**
-     * The ERC-20 contracts with the most transfers in the last day of indexed chain time (ties: more
-     * distinct senders, then the address).
-     */
     async mostTransferred(limit: number): Promise<string[]> {
       const rows = await sql`
         with since as (
@@ -56,5 +64,3 @@ export function createTokenStore(sql: Sql) {
     },
   };
 }
-
-export type TokenStore = ReturnType<typeof createTokenStore>;
