@@ -173,7 +173,7 @@ const VARS = {
     expected: "an integer number of blocks from 10 to 100000000",
     fallback: 100_000,
   }),
-  // The contracts' form is the chain family's (families/evm/tokens.ts checks them when the service starts).
+  // The contracts' form is the chain family's (families/evm/evmOperations.ts checks it when the service starts).
   DEFAULT_TOKENS: v({
     schema: T.Array(T.String({ minLength: 1 }), { minItems: 1, maxItems: 1_000 }),
     parse: list,

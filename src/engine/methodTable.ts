@@ -21,7 +21,7 @@ export interface MethodTable {
    */
   policy(method: string): MethodPolicy | undefined;
   /**
-   * The fetch the engine calls on a miss. `node` is the engine itself: the calls a fallback makes go
+   * The fetch the engine calls on a miss. `engine` is the engine itself: the calls a fallback makes go
    * through its cache and coalescing, so what it assembles from is shared with every other caller.
    */
   createFetch(deps: { pool: UpstreamPool; head: ChainFollower; engine: () => Engine }): MethodFetch;

@@ -1,9 +1,9 @@
 /**
  * What the upstream floor says to a family's nodes of its own accord (every other call is a caller's, passed
  * through): how a node names the chain it serves, how a block's header is read and written, what a node's
- * error means, and its WebSocket pub/sub where it has one. The composition root hands the family's
- * (families/evm/nodeProtocol.ts for EVM nodes) to createUpstreamPool; the head follower (engine/chainFollower.ts) and
- * the fleet's shared heads (fleet/sharedHeads.ts) read headers through it too.
+ * error means, and its WebSocket pub/sub where it has one. The composition root hands the family's to
+ * createUpstreamPool; the chain follower (engine/chainFollower.ts) and the fleet's shared heads
+ * (fleet/sharedHeads.ts) read headers through it too.
  */
 import type { BlockHeader } from "../blockHeader";
 import type { NodeErrorKind } from "../errors";

@@ -1,0 +1,15 @@
+import { expect, test } from "bun:test";
+import { ConfigError } from "../config";
+import { evm } from "./evm/evm";
+import { familyOf } from "./familyOf";
+
+test("CHAIN picks the family once: EVM chains and no CHAIN are EVM's; a chain of no family is a configuration error", () => {
+  expect(familyOf(undefined)).toBe(evm);
+  for (const chain of ["ETH", "BSC", "POLYGON", "TRON", "NILE", "SEPOLIA"] as const)
+    expect(familyOf(chain)).toBe(evm);
+  for (const chain of ["BTC", "BTC_TESTNET", "LTC", "DOGE", "TON", "SOLANA"] as const) {
+    expect(() => familyOf(chain)).toThrow(
+      new ConfigError(`CHAIN=${chain}: no family of this service serves it yet (served: evm)`),
+    );
+  }
+});
