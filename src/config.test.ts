@@ -25,6 +25,8 @@ test("defaults let a first run work on one machine", () => {
     defaultTokens: undefined,
     dbStatementTimeoutMs: 10_000,
     maxFiltersPerKey: 100_000,
+    rpcFilterTimeoutMs: 300_000,
+    rpcFiltersPerKey: 1_000,
     cacheMemoryMb: 256,
     cacheDiskMb: 4096,
     upstreamTimeoutMs: 10_000,

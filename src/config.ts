@@ -192,6 +192,18 @@ const VARS = {
     expected: "an integer from 1 to 100000000",
     fallback: 100_000,
   }),
+  RPC_FILTER_TIMEOUT_MS: v({
+    schema: T.Integer({ minimum: 100, maximum: 86_400_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 100 to 86400000",
+    fallback: 300_000,
+  }),
+  RPC_FILTERS_PER_KEY: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_000_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 1000000",
+    fallback: 1_000,
+  }),
   CACHE_MEMORY_MB: v({
     schema: T.Integer({ minimum: 0, maximum: 1_048_576 }),
     parse: integer,
@@ -375,6 +387,10 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** Watch filters one key may hold. */
   maxFiltersPerKey: number;
+  /** A filter kept by the service (eth_newFilter & co.) not polled this long is gone (geth: 5 minutes). */
+  rpcFilterTimeoutMs: number;
+  /** Live filters kept by the service one key (the empty key in open mode) may hold. */
+  rpcFiltersPerKey: number;
   cacheMemoryMb: number;
   cacheDiskMb: number;
   upstreamTimeoutMs: number;
@@ -483,6 +499,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultTokens: read(env, "DEFAULT_TOKENS"),
     dbStatementTimeoutMs: read(env, "DB_STATEMENT_TIMEOUT_MS")!,
     maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,
+    rpcFilterTimeoutMs: read(env, "RPC_FILTER_TIMEOUT_MS")!,
+    rpcFiltersPerKey: read(env, "RPC_FILTERS_PER_KEY")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
     cacheDiskMb: read(env, "CACHE_DISK_MB")!,
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,

@@ -93,8 +93,18 @@ export class UnauthorizedError extends ServiceError {
 }
 
 export class NotFoundError extends ServiceError {
-  constructor(message: string) {
-    super(message, { code: -32001, status: 404 });
+  constructor(message: string, code = -32001) {
+    super(message, { code, status: 404 });
+  }
+}
+
+/**
+ * A filter id (eth_getFilterChanges, eth_getFilterLogs) the caller's key does not hold: unknown, another
+ * key's, uninstalled or expired. Nodes answer it so (geth: -32000 "filter not found"), and clients look for it.
+ */
+export class FilterNotFoundError extends NotFoundError {
+  constructor() {
+    super("filter not found", -32000);
   }
 }
 

@@ -11,17 +11,34 @@ import { BLOCK_TAGS } from "./blockRef";
 const TAGS = BLOCK_TAGS.join(", ");
 
 // ---------------------------------------------------------------------------------------------------
+// Examples of the API docs
+
+/**
+ * "Try it out" must ask about data the chain has, so the docs' examples name some values by role: a schema,
+ * or a value inside an example, written `{"x-example": role}` shows the role's value (http/docs.ts). The
+ * followed head gives `blockHash`, `unixTime` and `date` as the docs are served; the chain family gives the
+ * rest (its dev chain's: families/family.ts `examples`).
+ */
+export type ExampleRole = "account" | "token" | "transaction" | "blockHash" | "unixTime" | "date";
+/** The roles a chain family fills: an account, a token contract and a transaction its dev chain has. */
+export type FamilyExamples = Readonly<Record<"account" | "token" | "transaction", string>>;
+/** A value of an example (or a schema's keyword) that the docs fill with a role's value. */
+export const example = (role: ExampleRole) => ({ "x-example": role });
+
+// ---------------------------------------------------------------------------------------------------
 // Primitives
 
 export const BlockInteger = T.Integer({
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
   description: "a block number (an integer >= 0)",
+  // Block 1: every chain has it, and a dev chain's holds its first transaction.
+  examples: [1],
 });
 export const BlockString = T.String({
   format: "block-ref",
   description: `a block number (0x-hex or decimal string below 2^64) or a tag: ${TAGS}`,
-  examples: ["0x1b4", "436", "latest"],
+  examples: ["0x1", "1", "latest"],
 });
 const BLOCK_REF_DESCRIPTION = `a block number (integer, 0x-hex or decimal string) or a tag: ${TAGS}`;
 export const BlockRef = T.Union([BlockInteger, BlockString], { description: BLOCK_REF_DESCRIPTION });
@@ -30,9 +47,18 @@ export const OptionalBlockRef = T.Union([BlockInteger, BlockString, T.Null()], {
 });
 
 /** Checked by the served family's codec (addresses.ts), which also says what a mismatch should have been. */
+const ADDRESS_DESCRIPTION =
+  "an address of the chain served, in its family's form (EVM: 0x followed by 40 hex digits)";
 export const Address = T.String({
   format: ADDRESS_FORMAT,
-  description: "an address of the chain served, in its family's form (EVM: 0x followed by 40 hex digits)",
+  description: ADDRESS_DESCRIPTION,
+  ...example("account"),
+});
+/** An address that names a token contract: an Address (the same checks and words) whose docs' example is a token. */
+export const TokenAddress = T.String({
+  format: ADDRESS_FORMAT,
+  description: ADDRESS_DESCRIPTION,
+  ...example("token"),
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -190,13 +216,18 @@ const body = (properties: Parameters<typeof T.Object>[0], strict = false) =>
 
 /** The bodies of the shared data operations (the node methods' are their family's: families/evm/schemas.ts). */
 export const Bodies = {
-  timestamp: body({ timestamp: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }),
-  date: body({ date: T.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$" }) }),
+  timestamp: body({
+    timestamp: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...example("unixTime") }),
+  }),
+  date: body({ date: T.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", ...example("date") }) }),
   tokenBalances: body({
     address: Address,
-    list_contract_address: T.Array(Address, { maxItems: MAX_BALANCE_CONTRACTS }),
+    list_contract_address: T.Array(TokenAddress, {
+      maxItems: MAX_BALANCE_CONTRACTS,
+      examples: [[example("token")]],
+    }),
   }),
-  tokenMetadata: body({ token_address: Address }),
+  tokenMetadata: body({ token_address: TokenAddress }),
 };
 
 const transferFilterFields = {

@@ -107,7 +107,7 @@ describe("the OpenAPI document", () => {
   test("describes JSON-RPC with both method lists, the watch filters and health", () => {
     const request = doc.components.schemas.JsonRpcRequest;
     expect(resolve(request.properties.method.anyOf[0]).anyOf).toHaveLength(23);
-    expect(resolve(request.properties.method.anyOf[1]).anyOf).toHaveLength(10);
+    expect(resolve(request.properties.method.anyOf[1]).anyOf).toHaveLength(38);
     for (const [path, method] of [
       ["/watch_filters/lastBlockNumber", "get"],
       ["/watch_filters/add", "post"],
@@ -121,6 +121,10 @@ describe("the OpenAPI document", () => {
     }
     expect(doc.paths["/health"].get.tags).toEqual(["health"]);
     expect(doc.paths["/health/"].get.tags).toEqual(["health"]);
+    // A method not served is a JSON-RPC error, not a 422 (docs/interface.md §3.4).
+    const post = doc.paths["/node/jsonrpc"].post;
+    expect(post.description).toContain("HTTP 200 with the JSON-RPC error -32601");
+    expect(post.responses["422"].description).toStartWith("A malformed single request");
   });
 
   test("describes the WebSocket on the JSON-RPC path, its subscriptions and limits", () => {

@@ -79,7 +79,11 @@ describe("batches", () => {
       {
         jsonrpc: "2.0",
         id: 5,
-        error: { code: -32602, message: "invalid params: params must be a positional array" },
+        error: {
+          code: -32602,
+          message:
+            "invalid params: eth_blockNumber takes its params by position (an array), not by name (an object)",
+        },
       },
       {
         jsonrpc: "2.0",

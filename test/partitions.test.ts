@@ -53,7 +53,9 @@ test("an index made before partitioning moves into partitions whole; deletes cas
     };
     const before = await rows();
 
-    expect(await migrate(sql as never, log, { index_partition_blocks: 10 })).toEqual([5]);
+    // The partitioning migration alone: later ones are no part of this conversion.
+    const upTo5 = readMigrations().filter((m) => m.version <= 5);
+    expect(await migrate(sql as never, log, { index_partition_blocks: 10 }, upTo5)).toEqual([5]);
     expect(await rows()).toEqual(before);
     expect(before.transfers).toContain(
       "115792089237316195423570985008687907853269984665640564039457584007913129639935",

@@ -280,31 +280,42 @@ describe("field errors name the field and say what was expected", () => {
 
 describe("the JSON-RPC envelope", () => {
   const rpc = (body: unknown, raw = false) => post(`${service}/node/jsonrpc`, body, { raw });
-  test("an unknown method is a 422 naming it", async () => {
+  test("an unknown method is a 200 JSON-RPC error -32601 naming it, as a node answers", async () => {
     const response = await rpc({ jsonrpc: "2.0", id: 1, method: "eth_mine", params: [] });
-    expect(response.status).toBe(422);
+    expect(response.status).toBe(200);
     expect(response.json).toEqual({
-      detail: [
-        {
-          loc: ["body", "method"],
-          msg: 'Input should be one of the supported methods (Methods or NodeMethods, see /swagger); got "eth_mine"',
-          type: "enum",
-        },
-      ],
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32601, message: "the method eth_mine does not exist or is not available" },
     });
   });
-  test("a missing method, a method that is not a string, params that are not a list", async () => {
+  test("params by name are well formed: -32602 naming the problem, HTTP 200", async () => {
+    const response = await rpc({ jsonrpc: "2.0", id: 2, method: "eth_blockNumber", params: { a: 1 } });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({
+      jsonrpc: "2.0",
+      id: 2,
+      error: {
+        code: -32602,
+        message:
+          "invalid params: eth_blockNumber takes its params by position (an array), not by name (an object)",
+      },
+    });
+  });
+  test("a missing method, a method that is not a string, params neither a list nor an object", async () => {
     expect((await rpc({ id: 1 })).json).toEqual({
       detail: [{ loc: ["body", "method"], msg: "Field required", type: "missing" }],
     });
     expect((await rpc({ method: 5 })).json).toEqual({
       detail: [{ loc: ["body", "method"], msg: "Input should be a valid string", type: "string_type" }],
     });
-    const byName = await rpc({ method: "eth_blockNumber", params: { a: 1 } });
-    expect(byName.status).toBe(422);
-    expect(byName.json).toEqual({
-      detail: [{ loc: ["body", "params"], msg: "Input should be a valid list", type: "list_type" }],
-    });
+    for (const params of [5, "a", true]) {
+      const malformed = await rpc({ method: "eth_blockNumber", params });
+      expect(malformed.status).toBe(422);
+      expect(malformed.json).toEqual({
+        detail: [{ loc: ["body", "params"], msg: "Input should be a valid list", type: "list_type" }],
+      });
+    }
     expect((await rpc({ method: "eth_blockNumber", jsonrpc: 2 })).json).toEqual({
       detail: [{ loc: ["body", "jsonrpc"], msg: "Input should be a valid string", type: "string_type" }],
     });

@@ -42,8 +42,8 @@ export interface DataPathParts {
 }
 
 function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
-  const { config, family } = ctx;
-  const { head, chain, database } = parts;
+  const { config, log, family, lifetime } = ctx;
+  const { pool, head, chain, database } = parts;
   const blocks = guarded(createBlockQueries(database.sql), "all");
   // The callers' reads of the index go to DATABASE_READ_URL when set (a replica).
   const readBlocks =
@@ -55,7 +55,11 @@ function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine,
     sql: database.sql,
     guarded,
     defaultTokens: config.defaultTokens,
+    upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
+    rpcFilters: { timeoutMs: config.rpcFilterTimeoutMs, maxPerKey: config.rpcFiltersPerKey },
+    log,
   });
+  if (own.stop) lifetime.defer(own.stop);
   return createOperationTable([
     ...own.node,
     ...createTransferOperations({

@@ -74,6 +74,7 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
     metrics,
     metricsText: link ? () => link.metricsText() : () => metrics.registry.metrics(),
     head,
+    examples: family.examples,
     log,
     maxBatchLength: config.maxBatchLength,
     maxBodyBytes: config.maxBodyBytes,

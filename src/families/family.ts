@@ -18,6 +18,7 @@ import type { FamilyOperationDeps, FamilyOperations } from "../operations/family
 import type { StreamSpec } from "../operations/operation";
 import type { TransferQueries } from "../operations/transferQueries";
 import type { SubscriptionKind } from "../realtime/subscriptionKind";
+import type { FamilyExamples } from "../schemas";
 import type { NodeProtocol } from "../upstream/protocol";
 import type { WatchMatcher, WatchMatcherOptions } from "../watch/watchMatcher";
 
@@ -44,6 +45,8 @@ export interface ChainFamily {
   describe(identity: bigint, overrides: { blockchain?: Blockchain; confirmations?: number }): ChainInfo;
   /** Starts its dev node (state kept under `dataDir`), for a service with no UPSTREAM_URLS. */
   startDevNode(options: { dataDir: string; log: Logger }): Promise<DevNode>;
+  /** What the API docs' examples name: an account, a token and a transaction its dev node has. */
+  readonly examples?: FamilyExamples;
   // The node protocol, and what the chain follower and the engine take of it (upstream, engine)
   /** How the service speaks to its nodes: their identity, headers, errors, pub/sub (upstream/protocol.ts). */
   readonly node: NodeProtocol;

@@ -15,6 +15,7 @@ import type { Metrics } from "../metrics";
 import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
+import type { FamilyExamples } from "../schemas";
 import { withTimeout } from "../timeout";
 import { json } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
@@ -50,6 +51,8 @@ export function createApp(deps: {
   /** What GET /metrics answers: this process's registry, or a worker pool's merged metrics. */
   metricsText: () => Promise<string>;
   head: ChainFollower;
+  /** What the API docs' examples name (an account, a token, a transaction): the chain family's. */
+  examples?: FamilyExamples;
   log: Logger;
   maxBatchLength: number;
   maxBodyBytes: number;
@@ -78,7 +81,10 @@ export function createApp(deps: {
       });
     })
     .use(
-      docsRoutes(buildOpenApi(table, watchFilterRoutes, deps.stream.streams, HealthReport)),
+      docsRoutes(buildOpenApi(table, watchFilterRoutes, deps.stream.streams, HealthReport), {
+        head,
+        family: deps.examples,
+      }),
     ) as unknown as Elysia;
   const websocket = createWebSocketTransport({
     guard,

@@ -5,9 +5,10 @@
 import { dirname, join } from "node:path";
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { StreamSpec } from "../operations/operation";
+import type { ChainFollower } from "../engine/chainFollower";
+import type { Operation, StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
-import { ErrorDetail, HTTPValidationError } from "../schemas";
+import { ErrorDetail, type ExampleRole, type FamilyExamples, HTTPValidationError } from "../schemas";
 import { json } from "./answer";
 import type { RouteSpec } from "./routes";
 import { StreamBody } from "./stream";
@@ -56,6 +57,100 @@ function hoist(schema: unknown, components: Record<string, unknown>): unknown {
 }
 
 const jsonContent = (schema: TSchema) => ({ "application/json": { schema } });
+
+// ---------------------------------------------------------------------------------------------------
+// Examples: "Try it out" sends a request about data the chain has (schemas.ts ExampleRole)
+
+/** Where a role's value goes in the document; filled in as the document is served (docsRoutes). */
+const roleToken = (role: string) => `@example:${role}@`;
+const ROLE_TOKEN = /"@example:(\w+)@"/g;
+
+const ownExample = (schema: Record<string, unknown>) =>
+  typeof schema["x-example"] === "string" || (Array.isArray(schema.examples) && schema.examples.length > 0);
+
+/** An example value with its `{"x-example": role}` members as their roles' tokens. */
+function withRoles(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withRoles);
+  if (typeof value !== "object" || value === null) return value;
+  const role = (value as Record<string, unknown>)["x-example"];
+  if (typeof role === "string") return roleToken(role);
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, withRoles(v)]));
+}
+
+/** An object's example: its required members'; undefined when one of them has none. */
+function objectExample(schema: Record<string, any>): unknown {
+  const out: Record<string, unknown> = {};
+  for (const name of (schema.required ?? []) as string[]) {
+    const value = exampleOf(schema.properties?.[name]);
+    if (value === undefined) return undefined;
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * An example of a schema: its role, its first `examples`, else one made of its parts (an object's required
+ * members, an array of one item where it needs one, a union's first branch that has one); undefined where
+ * none can be made (a string with no example).
+ */
+function exampleOf(schema: TSchema | undefined): unknown {
+  if (!schema) return undefined;
+  const s = schema as Record<string, any>;
+  if (ownExample(s)) return withRoles(s["x-example"] ? { "x-example": s["x-example"] } : s.examples[0]);
+  if (s.const !== undefined) return s.const;
+  for (const branch of s.anyOf ?? []) {
+    const value = exampleOf(branch);
+    if (value !== undefined) return value;
+  }
+  switch (s.type) {
+    case "object":
+      return objectExample(s);
+    case "array": {
+      if (!s.minItems) return [];
+      const item = exampleOf(s.items);
+      return item === undefined ? undefined : [item];
+    }
+    case "boolean":
+      return false;
+    case "integer":
+    case "number":
+      return s.minimum ?? 0;
+    case "null":
+      return null;
+  }
+  return undefined;
+}
+
+/**
+ * An operation's example params: its REST example's (the same question), else its params' examples, the
+ * optional ones while they carry one of their own; undefined where a required param has none.
+ */
+function paramsExample(op: Operation): unknown[] | undefined {
+  if (op.rest) {
+    const body = op.rest.body ? exampleOf(op.rest.body) : undefined;
+    return op.rest.body && body === undefined ? undefined : op.rest.toParams(body);
+  }
+  const params: unknown[] = [];
+  for (const param of op.params) {
+    if (param.optional && !ownExample(param.schema as Record<string, unknown>)) break;
+    const value = exampleOf(param.schema);
+    if (value === undefined) return undefined;
+    params.push(value);
+  }
+  return params;
+}
+
+/** The JSON-RPC request of an operation's example, where it has one. */
+function requestExample(op: Operation) {
+  const params = paramsExample(op);
+  return params && { jsonrpc: "2.0", id: 1, method: op.method, params };
+}
+
+/** A JSON body's content with its schema's example, where it has one. */
+function bodyContent(schema: TSchema) {
+  const example = exampleOf(schema);
+  return { "application/json": { schema, ...(example === undefined ? {} : { example }) } };
+}
 
 const errorResponses = {
   "401": { description: "Missing or invalid API key", content: jsonContent(ErrorDetail) },
@@ -122,7 +217,7 @@ function restPaths(table: OperationTable): Paths {
         description: op.summary,
         operationId: op.rest.name,
         security,
-        ...(op.rest.body ? { requestBody: { required: true, content: jsonContent(op.rest.body) } } : {}),
+        ...(op.rest.body ? { requestBody: { required: true, content: bodyContent(op.rest.body) } } : {}),
         responses: {
           "200": { description: "Successful Response", content: jsonContent(op.rest.response) },
           "400": {
@@ -180,10 +275,12 @@ const WEBSOCKET_DESCRIPTION = [
   "",
   '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
   "  branch's heads from the fork point.",
-  '- `eth_subscribe ["logs", {address?, topics?}]`: the logs of each new canonical block; on a reorg the',
-  '  logs of the dropped blocks come again with `"removed": true`, then the new branch\'s.',
-  '- `eth_subscribe ["newPendingTransactions"]`: passed through from an upstream that offers it (else',
-  "  -32601).",
+  '- `eth_subscribe ["logs", {address?, topics?, fromBlock?, toBlock?}]`: the logs of each new canonical',
+  '  block; on a reorg the logs of the dropped blocks come again with `"removed": true`, then the new',
+  "  branch's. A past fromBlock, `latest` and `pending` change nothing; a bound above the head keeps out the",
+  "  blocks beyond it; a toBlock below the head names only past blocks: -32602 (use eth_getLogs).",
+  '- `eth_subscribe ["newPendingTransactions", full?]`: passed through from an upstream that offers it (else',
+  "  -32601): hashes, or with `true` full transactions where the node gives them.",
   '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
   "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
   "  returns for it, in the same order.",
@@ -192,6 +289,19 @@ const WEBSOCKET_DESCRIPTION = [
   'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
   "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
   "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
+].join("\n");
+
+const JSON_RPC_ERRORS = [
+  "Any other method is answered HTTP 200 with the JSON-RPC error -32601 (`the method X does not exist or is",
+  "not available`), alone as in a batch, and never reaches a node; params by name (an object) are -32602.",
+  "Only a malformed envelope is a 422.",
+].join("\n");
+
+const JSON_RPC_EXAMPLES = [
+  "Examples: one a method (pick it above the request body). They ask about what the dev chain of `npm start`",
+  "holds (an account, a token and a transaction of its seed) and about the followed head (its hash, its time,",
+  "its day). A write's example goes through once (then the node refuses it, as any node would); a method",
+  "whose only param is an id another method makes (a filter's) has none.",
 ].join("\n");
 
 /** /node/jsonrpc: POST (one call or a batch of the table's methods) and GET (the WebSocket upgrade). */
@@ -206,12 +316,23 @@ function jsonRpcPaths(table: OperationTable): Paths {
   const post = {
     tags: ["node"],
     summary: "JSON-RPC 2.0: one request, or a batch (an array) answered element by element",
-    description: `Methods and their positional params:\n\n${methodList}`,
+    description: `Methods and their positional params:\n\n${methodList}\n\n${JSON_RPC_ERRORS}\n\n${JSON_RPC_EXAMPLES}`,
     operationId: "jsonrpc",
     security,
     requestBody: {
       required: true,
-      content: jsonContent(T.Union([JsonRpcRequest, T.Array(JsonRpcRequest, { minItems: 1 })])),
+      content: {
+        "application/json": {
+          schema: T.Union([JsonRpcRequest, T.Array(JsonRpcRequest, { minItems: 1 })]),
+          // One per method, for "Try it out" to pick from.
+          examples: Object.fromEntries(
+            table.list.flatMap((op) => {
+              const value = requestExample(op);
+              return value ? [[op.method, { summary: op.method, value }]] : [];
+            }),
+          ),
+        },
+      },
     },
     responses: {
       "200": {
@@ -219,7 +340,11 @@ function jsonRpcPaths(table: OperationTable): Paths {
         content: jsonContent(T.Union([JsonRpcResponse, T.Array(JsonRpcResponse)])),
       },
       "401": { description: "Missing or invalid API key", content: jsonContent(JsonRpcResponse) },
-      "422": errorResponses["422"],
+      "422": {
+        ...errorResponses["422"],
+        description:
+          "A malformed single request: not JSON, not an object, `method` missing or not a string, `jsonrpc` not a string, `params` neither an array nor an object",
+      },
     },
   };
   const get = {
@@ -260,7 +385,7 @@ function specRoutePaths(routes: RouteSpec[]): Paths {
       summary: route.summary,
       operationId: route.path.slice(1).replace(/\//g, "_"),
       security,
-      ...(route.body ? { requestBody: { required: true, content: jsonContent(route.body) } } : {}),
+      ...(route.body ? { requestBody: { required: true, content: bodyContent(route.body) } } : {}),
       responses,
     };
   }
@@ -288,7 +413,7 @@ function streamPaths(table: OperationTable, streams: readonly StreamSpec[]): Pat
           "An extension for indexers. Lines come from the cache where present, else from the node, fetched a few blocks ahead of the reader (backpressure). Each block counts as one call against the rate limit.",
         operationId: stream.path.slice(1).replace(/\//g, "_"),
         security,
-        requestBody: { required: true, content: jsonContent(StreamBody) },
+        requestBody: { required: true, content: bodyContent(StreamBody) },
         responses: {
           "200": {
             description: "NDJSON, one line per block",
@@ -317,15 +442,34 @@ function healthPaths(healthSchema: TSchema): Paths {
   return paths;
 }
 
-export function docsRoutes(document: unknown) {
+/** What the document's examples name by role, now: the family's values and the followed head's. */
+function roleValues(examples: {
+  head: ChainFollower;
+  family?: FamilyExamples;
+}): Partial<Record<ExampleRole, string | number>> {
+  const top = examples.head.headBlock();
+  const values: Partial<Record<ExampleRole, string | number>> = { ...examples.family };
+  if (top) values.blockHash = top.hash;
+  // A time and a day the chain has blocks at: the head's (else now, which answers the head too).
+  const time = top?.timestamp ?? Math.floor(Date.now() / 1000);
+  values.unixTime = time;
+  values.date = new Date(time * 1000).toISOString().slice(0, 10);
+  return values;
+}
+
+export function docsRoutes(document: unknown, examples: { head: ChainFollower; family?: FamilyExamples }) {
   const assetDir = dirname(require.resolve("swagger-ui-dist/package.json"));
   const documentJson = JSON.stringify(document);
+  /** The document with its examples' roles filled: the head moves, so at each request (a few replaces). */
+  const served = () => {
+    const values = roleValues(examples);
+    return documentJson.replace(ROLE_TOKEN, (token, role: ExampleRole) =>
+      values[role] === undefined ? token : JSON.stringify(values[role]),
+    );
+  };
   const app = new Elysia({ name: "docs" })
     .get("/swagger", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }))
-    .get(
-      "/swagger/json",
-      () => new Response(documentJson, { headers: { "content-type": "application/json" } }),
-    )
+    .get("/swagger/json", () => new Response(served(), { headers: { "content-type": "application/json" } }))
     .get("/swagger/assets/:file", ({ params }) => {
       const type = ASSETS.get(params.file);
       if (!type) return json({ detail: "Not Found" }, 404);

@@ -39,24 +39,29 @@ export function createGather(controller: ReadableStreamDirectController): Gather
     send(buffer.subarray(0, at));
     at = 0;
   };
-  // Parts larger than half the buffer go to the response as they are (it copies them anyway).
+  // Parts larger than half the buffer go to the response as they are (it copies them anyway), after what
+  // is gathered: a part that skipped the buffer must not overtake the parts before it.
+  const large = (data: Uint8Array | string) => {
+    flush();
+    send(data);
+  };
   const text = (value: string) => {
     // Three bytes a UTF-16 unit at most.
+    if (value.length * 3 > GATHER_BYTES / 2) return large(value);
     if (at + value.length * 3 > GATHER_BYTES) flush();
-    if (value.length * 3 > GATHER_BYTES / 2) return send(value);
     at += encoder.encodeInto(value, buffer.subarray(at)).written;
   };
   return {
     text,
     ascii(value) {
+      if (value.length > GATHER_BYTES / 2) return large(value);
       if (at + value.length > GATHER_BYTES) flush();
-      if (value.length > GATHER_BYTES / 2) return send(value);
       for (let i = 0; i < value.length; i++) buffer[at++] = value.charCodeAt(i);
     },
     raw(raw) {
       if (typeof raw === "string") return text(raw);
+      if (raw.length > GATHER_BYTES / 2) return large(raw);
       if (at + raw.length > GATHER_BYTES) flush();
-      if (raw.length > GATHER_BYTES / 2) return send(raw);
       buffer.set(raw, at);
       at += raw.length;
     },

@@ -69,13 +69,13 @@ export interface Steps<I, A> {
    * has accepted it before), without parsing or checking it again; undefined sends it down the full path.
    * Both must give the same.
    */
-  acceptText?(text: string): { input: I; cost: number } | undefined;
+  acceptText?(text: string): { input: I; cost: number | Promise<number> } | undefined;
   /**
    * The parsed body (undefined when the route takes none) checked and turned into the route's input, and
    * its cost in rate-limit tokens. Throws a ServiceError (a 422 naming what is wrong, a 413). `text` is the
    * body as read, for the fast path to learn it.
    */
-  accept(body: unknown, text: string | undefined): { input: I; cost: number };
+  accept(body: unknown, text: string | undefined): { input: I; cost: number | Promise<number> };
   run(input: I, context: RequestContext): A | Promise<A>;
   /** The error as this route answers it. */
   refuse(error: ServiceError, seen: Seen, requestId: string): A;
@@ -178,6 +178,20 @@ export function createGuard(options: {
       accepted = steps.accept(seen.body, seen.text);
     }
     const { input, cost } = accepted;
+    // A cost looked up first (a kept filter's range, in the database) is charged once known.
+    if (cost instanceof Promise) return cost.then((known) => charge(steps, session, input, known, requestId));
+    return charge(steps, session, input, cost, requestId);
+  }
+
+  function charge<I, A>(
+    steps: Steps<I, A>,
+    session: Session,
+    input: I,
+    cost: number,
+    requestId: string,
+  ): A | Promise<A> {
+    const { caller } = session;
+    const rate = caller.rate;
     const charged = rate && limited(caller, cost, () => limiter.take(session.identity, cost, rate));
     // Buckets shared by the fleet answer later: the run waits for the charge.
     if (charged instanceof Promise) return charged.then(() => finish(steps, input, caller, requestId));

@@ -2,8 +2,9 @@
  * JSON-RPC 2.0 (docs/interface.md §3, §7): a parsed body is first planned (each request's envelope checked
  * and its params prepared, so what it costs is known before it is charged), then run, whatever carries it
  * (the POST /node/jsonrpc route below goes through the guard like every route; the WebSocket transport
- * too). A single HTTP request whose envelope is wrong is a 422; a batch is answered 200 with one response
- * per element, in order. Results are spliced in as the raw JSON text or bytes the engine holds.
+ * too). A single HTTP request whose envelope is malformed is a 422; a method not served is -32601 (HTTP
+ * 200, as nodes answer it); a batch is answered 200 with one response per element, in order. Results are
+ * spliced in as the raw JSON text or bytes the engine holds.
  */
 import { createCollector } from "../collector";
 import type { ResultSource } from "../engine/engineApi";
@@ -34,12 +35,12 @@ import {
   rpcIdentity,
 } from "./answer";
 import { createGather } from "./gather";
-import type { Guard, Handler } from "./guard";
+import type { Guard, Handler, RequestContext } from "./guard";
 import { createParamsMemo } from "./paramsMemo";
 import { type CallText, readCalls } from "./rpcText";
 
 export interface RpcAnswer {
-  /** 200, or 422 for a single request whose envelope is wrong. */
+  /** 200, or 422 for a single request whose envelope is malformed. */
   status: number;
   /** The response as parts of JSON (a cached result stays the text or bytes it is stored as). */
   parts: RawJson[];
@@ -94,8 +95,8 @@ export interface AnswerOptions {
   /** The `transport` label of the request metrics. */
   transport: "jsonrpc" | "ws";
   /**
-   * HTTP answers a single request whose envelope is wrong with FastAPI's 422; a WebSocket has no status to
-   * give, so it answers a JSON-RPC error object, as for a batch element.
+   * HTTP answers a single request whose envelope is malformed with FastAPI's 422; a WebSocket has no
+   * status to give, so it answers a JSON-RPC error object, as for a batch element.
    */
   envelope422: boolean;
   local?: LocalMethods;
@@ -118,7 +119,8 @@ interface Call {
 export interface RpcPlan {
   batch: boolean;
   calls: Call[];
-  cost: number;
+  /** A Promise where a call's cost must be looked up first (operation.ts `cost`). */
+  cost: number | Promise<number>;
   options: AnswerOptions;
 }
 
@@ -147,7 +149,7 @@ const MEMO_MAX_DEPTH = MAX_JSON_DEPTH - 2;
 export interface JsonRpc {
   /**
    * Checks a parsed body and what it costs; 413 past MAX_BATCH_LENGTH, and over HTTP a 422 for a single
-   * request whose envelope is wrong. With the body's text, the params it prepares are memoized by it.
+   * request whose envelope is malformed. With the body's text, the params it prepares are memoized by it.
    */
   plan(body: unknown, options?: AnswerOptions, text?: string): RpcPlan;
   /**
@@ -155,15 +157,20 @@ export interface JsonRpc {
    * text without parsing it (http/rpcText.ts); undefined sends the body to `plan`. Both plan the same.
    */
   planText(text: string, options?: AnswerOptions): RpcPlan | undefined;
-  answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer>;
+  /** `context`: the request's id and caller (operations that answer per caller read it). */
+  answer(plan: RpcPlan, context: RequestContext): RpcAnswer | Promise<RpcAnswer>;
   /**
    * The answer as one text, for a transport that sends whole messages (a WebSocket). A batch runs as a
    * streamed one does (at most STREAMED_BATCH_WINDOW calls at once) and its answers are appended in order as
    * they come, each charged to `budget`; undefined when the budget says the text would go nowhere.
    */
-  answerText(plan: RpcPlan, requestId: string, budget: TextBudget): string | Promise<string | undefined>;
+  answerText(
+    plan: RpcPlan,
+    context: RequestContext,
+    budget: TextBudget,
+  ): string | Promise<string | undefined>;
   /** A batch's answer as a stream of its JSON, in order (see STREAMED_BATCH_WINDOW). */
-  stream(plan: RpcPlan, requestId: string): ReadableStream<Uint8Array>;
+  stream(plan: RpcPlan, context: RequestContext): ReadableStream<Uint8Array>;
 }
 
 export function createJsonRpc(options: {
@@ -190,17 +197,17 @@ export function createJsonRpc(options: {
     }
   }
 
-  /** Envelope problems as FastAPI issues (single request); the batch path turns them into codes. */
-  function envelopeIssues(
-    value: unknown,
-    local: LocalMethods | undefined,
-  ): { issues: ValidationIssue[]; unknownMethod?: string } {
+  /**
+   * What makes a request malformed, as FastAPI issues (a single HTTP request's 422; a batch element's and a
+   * WebSocket's codes come from them). A well-formed request for a method not served, or with params by
+   * name, is no envelope problem: it is answered -32601 or -32602, as nodes answer it.
+   */
+  function envelopeIssues(value: unknown): ValidationIssue[] {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return { issues: [{ loc: ["body"], msg: "Input should be a valid object", type: "dict_type" }] };
+      return [{ loc: ["body"], msg: "Input should be a valid object", type: "dict_type" }];
     }
     const v = value as Record<string, unknown>;
     const issues: ValidationIssue[] = [];
-    let unknownMethod: string | undefined;
     if ("jsonrpc" in v && typeof v.jsonrpc !== "string") {
       issues.push({ loc: ["body", "jsonrpc"], msg: "Input should be a valid string", type: "string_type" });
     }
@@ -208,41 +215,45 @@ export function createJsonRpc(options: {
       issues.push({ loc: ["body", "method"], msg: "Field required", type: "missing" });
     } else if (typeof v.method !== "string") {
       issues.push({ loc: ["body", "method"], msg: "Input should be a valid string", type: "string_type" });
-    } else if (!table.byMethod(v.method) && !local?.has(v.method)) {
-      unknownMethod = v.method;
-      issues.push({
-        loc: ["body", "method"],
-        msg: `Input should be one of the supported methods (Methods or NodeMethods, see /swagger); got ${JSON.stringify(v.method)}`,
-        type: "enum",
-      });
     }
-    if (v.params !== undefined && v.params !== null && !Array.isArray(v.params)) {
+    if (v.params !== undefined && v.params !== null && typeof v.params !== "object") {
       issues.push({ loc: ["body", "params"], msg: "Input should be a valid list", type: "list_type" });
     }
-    return { issues, unknownMethod };
+    return issues;
   }
 
   /** A request object checked: envelope, method, params. */
   function check(value: unknown, local: LocalMethods | undefined): Call {
     const identity = rpcIdentity(value);
-    const { issues, unknownMethod } = envelopeIssues(value, local);
+    const issues = envelopeIssues(value);
     const v = value as Record<string, unknown>;
     const named = typeof v === "object" && v !== null && typeof v.method === "string" ? v.method : undefined;
+    const known = named !== undefined && (table.byMethod(named) !== undefined || local?.has(named) === true);
+    const refused = (error: ServiceError): Call => ({
+      identity,
+      method: known ? named! : "unknown",
+      params: [],
+      error,
+    });
     if (issues.length > 0) {
-      let error: ServiceError;
-      if (issues.length === 1 && unknownMethod !== undefined) {
-        error = new MethodNotFoundError(unknownMethod);
-      } else if (issues[0]!.loc[1] === "params") {
-        error = new InvalidParamsError("invalid params: params must be a positional array");
-      } else {
-        error = new InvalidRequestError(
-          `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
-        );
-      }
-      const known = named !== undefined && (table.byMethod(named) || local?.has(named));
-      return { identity, method: known ? named : "unknown", params: [], error };
+      return refused(
+        issues[0]!.loc[1] === "params"
+          ? new InvalidParamsError("invalid params: params must be a positional array")
+          : new InvalidRequestError(
+              `invalid request: ${issues[0]!.loc.slice(1).join(".") || "element"}: ${issues[0]!.msg}`,
+            ),
+      );
     }
     const method = named!;
+    if (!known) return refused(new MethodNotFoundError(method));
+    // Params by name: well formed, but every method here takes its params by position.
+    if (v.params !== undefined && v.params !== null && !Array.isArray(v.params)) {
+      return refused(
+        new InvalidParamsError(
+          `invalid params: ${method} takes its params by position (an array), not by name (an object)`,
+        ),
+      );
+    }
     const params = (v.params as unknown[] | null | undefined) ?? [];
     const op = table.byMethod(method);
     if (!op) return { identity, method, local, params };
@@ -257,8 +268,19 @@ export function createJsonRpc(options: {
 
   function batchPlan(calls: Call[], answerOptions: AnswerOptions): RpcPlan {
     let cost = 0;
-    for (const call of calls) cost += costOf(call);
-    return { batch: true, calls, cost: Math.max(1, cost), options: answerOptions };
+    const later: Promise<number>[] = [];
+    for (const call of calls) {
+      const c = costOf(call);
+      if (typeof c === "number") cost += c;
+      else later.push(c);
+    }
+    if (later.length === 0) return { batch: true, calls, cost: Math.max(1, cost), options: answerOptions };
+    const looked = Promise.all(later).then((costs) => {
+      let total = cost;
+      for (const c of costs) total += c;
+      return Math.max(1, total);
+    });
+    return { batch: true, calls, cost: looked, options: answerOptions };
   }
 
   const errorAnswer = (identity: RpcIdentity, error: ServiceError): Answer => ({
@@ -267,13 +289,14 @@ export function createJsonRpc(options: {
 
   function run(
     call: Call,
-    requestId: string,
+    context: RequestContext,
     transport: AnswerOptions["transport"],
   ): Answer | Promise<Answer> {
     const { identity, method } = call;
     const fail = (error: unknown): Answer => {
       const e = toServiceError(error);
-      if (e instanceof InternalError) log.error("operation failed", { method, requestId, error });
+      if (e instanceof InternalError)
+        log.error("operation failed", { method, requestId: context.requestId, error });
       requests.labels(method, transport, outcomeLabel(e)).inc();
       // The node's own error is a node answer too: it was asked (and errors are never cached).
       return e instanceof NodeError
@@ -291,7 +314,7 @@ export function createJsonRpc(options: {
     };
     try {
       const result = call.op
-        ? call.op.run(call.params)
+        ? call.op.run(call.params, context)
         : Promise.resolve(call.local!.run(method, call.params)).then((raw): OperationResult => ({ raw }));
       // A cache hit comes back at once: no microtask turns on the hot path.
       return result instanceof Promise ? result.then(succeed, fail) : succeed(result);
@@ -300,17 +323,17 @@ export function createJsonRpc(options: {
     }
   }
 
-  function answer(plan: RpcPlan, requestId: string): RpcAnswer | Promise<RpcAnswer> {
+  function answer(plan: RpcPlan, context: RequestContext): RpcAnswer | Promise<RpcAnswer> {
     const { transport } = plan.options;
     if (!plan.batch) {
-      const one = run(plan.calls[0]!, requestId, transport);
+      const one = run(plan.calls[0]!, context, transport);
       return one instanceof Promise ? one.then(single) : single(one);
     }
     if (plan.calls.length === 0) {
       const error = new InvalidRequestError("invalid request: empty batch");
       return { status: 200, parts: [rpcErrorText(NO_IDENTITY, error)] };
     }
-    return Promise.all(plan.calls.map((call) => run(call, requestId, transport))).then((answers) => {
+    return Promise.all(plan.calls.map((call) => run(call, context, transport))).then((answers) => {
       const parts: RawJson[] = ["["];
       for (let i = 0; i < answers.length; i++) {
         if (i > 0) parts.push(",");
@@ -324,7 +347,7 @@ export function createJsonRpc(options: {
   /** A batch's answer text, in order, with at most STREAMED_BATCH_WINDOW calls running at once. */
   async function batchText(
     plan: RpcPlan,
-    requestId: string,
+    context: RequestContext,
     budget: TextBudget,
   ): Promise<string | undefined> {
     const { calls, options } = plan;
@@ -335,7 +358,7 @@ export function createJsonRpc(options: {
     try {
       for (let i = 0; i < calls.length; i++) {
         while (running.length < STREAMED_BATCH_WINDOW && next < calls.length) {
-          running.push(run(calls[next++]!, requestId, options.transport));
+          running.push(run(calls[next++]!, context, options.transport));
         }
         const head = running.shift()!;
         const answer = head instanceof Promise ? await head : head;
@@ -352,21 +375,21 @@ export function createJsonRpc(options: {
   }
 
   return {
-    answerText(plan, requestId, budget) {
-      if (plan.batch && plan.calls.length > 0) return batchText(plan, requestId, budget);
-      const answered = answer(plan, requestId);
+    answerText(plan, context, budget) {
+      if (plan.batch && plan.calls.length > 0) return batchText(plan, context, budget);
+      const answered = answer(plan, context);
       return answered instanceof Promise
         ? answered.then((a) => partsText(a.parts))
         : partsText(answered.parts);
     },
 
-    stream(plan, requestId) {
+    stream(plan, context) {
       const { calls, options } = plan;
       const running: (Answer | Promise<Answer>)[] = [];
       let next = 0;
       const fill = () => {
         while (running.length < STREAMED_BATCH_WINDOW && next < calls.length) {
-          running.push(run(calls[next++]!, requestId, options.transport));
+          running.push(run(calls[next++]!, context, options.transport));
         }
       };
       // A direct stream, written through a gather (http/gather.ts); it waits for the reader when the
@@ -436,7 +459,7 @@ export function createJsonRpc(options: {
         return batchPlan(calls, answerOptions);
       }
       if (answerOptions.envelope422) {
-        const { issues } = envelopeIssues(body, answerOptions.local);
+        const issues = envelopeIssues(body);
         if (issues.length > 0) throw new RequestValidationError(issues);
       }
       const call = check(body, answerOptions.local);
@@ -484,12 +507,13 @@ export function jsonRpcRoute(options: { rpc: JsonRpc; guard: Guard }): Handler {
       const plan = rpc.plan(body, HTTP_RPC, text);
       return { input: plan, cost: plan.cost };
     },
-    run(plan, { requestId }) {
+    run(plan, context) {
+      const { requestId } = context;
       // A long batch is written as it is answered: no x-cache or x-upstream, which would need every answer.
       if (plan.batch && plan.calls.length > STREAMED_BATCH_WINDOW) {
-        return new Response(rpc.stream(plan, requestId), { headers: jsonHeaders(requestId) });
+        return new Response(rpc.stream(plan, context), { headers: jsonHeaders(requestId) });
       }
-      const answer = rpc.answer(plan, requestId);
+      const answer = rpc.answer(plan, context);
       return answer instanceof Promise
         ? answer.then((a) => respond(a, requestId))
         : respond(answer, requestId);

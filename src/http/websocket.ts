@@ -189,8 +189,8 @@ export function createWebSocketTransport(options: {
         const plan = rpc.plan(body, options, text);
         return { input: plan, cost: plan.cost };
       },
-      run(plan, { requestId }) {
-        return rpc.answerText(plan, requestId, budget);
+      run(plan, context) {
+        return rpc.answerText(plan, context, budget);
       },
       refuse(error: ServiceError, seen) {
         // Text that is not JSON: JSON-RPC's parse error (JSON nested too deep: an invalid request), and the

@@ -6,6 +6,8 @@ import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
 import type { ChainFollower } from "../engine/chainFollower";
 import type { Engine } from "../engine/engineApi";
+import type { Logger } from "../log";
+import type { SocketSubscription } from "../upstream/socket";
 import type { Operation } from "./operation";
 
 /** Wraps a store whose calls requests make in the database guard (db/guardDatabase.ts; `retry`: calls safe to repeat). */
@@ -20,6 +22,11 @@ export interface FamilyOperationDeps {
   guarded: Guarded;
   /** DEFAULT_TOKENS from the configuration; undefined: the family's own default (EVM: most transferred). */
   defaultTokens: string[] | undefined;
+  /** A pass-through subscription on an upstream's WebSocket (the pool's); undefined when none is live. */
+  upstreamSubscribe(params: unknown[], onItem: (result: string) => void): SocketSubscription | undefined;
+  /** The filters the service keeps (eth_newFilter & co.): RPC_FILTER_TIMEOUT_MS, RPC_FILTERS_PER_KEY. */
+  rpcFilters: { timeoutMs: number; maxPerKey: number };
+  log: Logger;
 }
 
 export interface FamilyOperations {
@@ -27,4 +34,6 @@ export interface FamilyOperations {
   node: Operation[];
   /** Its data operations (EVM: token balances and metadata): after the shared ones, as the docs list them. */
   data: Operation[];
+  /** Stops what its operations keep running (the EVM's: the kept filters' sweep and pending feed). */
+  stop?(): void;
 }

@@ -4,6 +4,7 @@
  * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
  */
 import { Type as T, type TObject, type TSchema } from "@sinclair/typebox";
+import type { Caller } from "../caller";
 import type { ChainFollower } from "../engine/chainFollower";
 import type { Engine, EngineResult } from "../engine/engineApi";
 import { InvalidParamsError, type ValidationIssue } from "../errors";
@@ -50,6 +51,15 @@ export interface StreamSpec {
 /** What an operation answers: node results as the engine gives them, the others as JSON text. */
 export type OperationResult = EngineResult;
 
+/**
+ * Who runs a call, where the answer depends on it: the filters the service keeps (eth_newFilter & co.)
+ * belong to the caller's key. JSON-RPC calls (HTTP and WebSocket) carry it; an operation that needs it
+ * offers no REST route.
+ */
+export interface RunContext {
+  caller: Caller;
+}
+
 export interface OperationSpec {
   method: string;
   group: MethodGroup;
@@ -59,7 +69,7 @@ export interface OperationSpec {
   result: TSchema;
   rest?: RestSpec;
   /** Synchronous when the answer is at hand (a cache hit), else a Promise. */
-  run: (params: unknown[]) => OperationResult | Promise<OperationResult>;
+  run: (params: unknown[], context?: RunContext) => OperationResult | Promise<OperationResult>;
   /**
    * Hands the final answer already kept for these node-form params to `use` without running anything
    * (bulk streams); false when none is kept. Bytes are valid only during `use`.
@@ -67,9 +77,10 @@ export interface OperationSpec {
   readStored?: (params: unknown[], use: (raw: RawJson) => void) => boolean;
   /**
    * What a call costs in rate-limit tokens, from its params in the node's form (docs/interface.md §9);
-   * without it, one token.
+   * without it, one token. A Promise where the cost must be looked up first (a kept filter's range, in the
+   * database): the call is charged once it is known, before it runs.
    */
-  cost?: (params: unknown[]) => number;
+  cost?: (params: unknown[]) => number | Promise<number>;
 }
 
 export interface Operation extends OperationSpec {

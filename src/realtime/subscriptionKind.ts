@@ -5,7 +5,7 @@
  * how its options are read and what it pushes, and when.
  */
 import type { Caller } from "../caller";
-import type { ChainChange } from "../engine/chainFollower";
+import type { ChainChange, ChainFollower } from "../engine/chainFollower";
 import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
 import type { SocketSubscription } from "../upstream/socket";
@@ -64,10 +64,10 @@ export interface SubscriptionKind<Options = unknown> {
   /** eth_subscribe's first param. */
   readonly name: string;
   /**
-   * eth_subscribe's second param as one subscription keeps it; throws an InvalidParamsError. Absent: the
-   * kind takes no options.
+   * eth_subscribe's second param as one subscription keeps it, judged against the followed head (bounds that
+   * name past blocks); throws an InvalidParamsError. Absent: the kind takes no options.
    */
-  parse?(value: unknown): Options;
+  parse?(value: unknown, head: ChainFollower): Options;
   /** Starts the kind in a hub, once. */
   open(context: SubscriptionContext<Options>): SubscriptionFeed<Options>;
 }

@@ -72,8 +72,8 @@ const notification = (id: string, result: string) =>
   `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${result}}}`;
 
 /** eth_subscribe's second param as the kind keeps it. */
-function optionsOf(kind: SubscriptionKind, value: unknown): unknown {
-  if (kind.parse) return kind.parse(value);
+function optionsOf(kind: SubscriptionKind, value: unknown, head: ChainFollower): unknown {
+  if (kind.parse) return kind.parse(value, head);
   if (value !== undefined) throw new InvalidParamsError(`invalid params: ${kind.name} takes no options`);
   return undefined;
 }
@@ -156,7 +156,12 @@ export function createSubscriptions(options: {
       }
       if (params.length > 2)
         throw new InvalidParamsError("invalid params: eth_subscribe takes at most 2 params");
-      const subscription: Held = { id: newId(), subscriber, options: optionsOf(open.kind, value), open };
+      const subscription: Held = {
+        id: newId(),
+        subscriber,
+        options: optionsOf(open.kind, value, head),
+        open,
+      };
       if (stopped) throw new UpstreamUnavailableError("the service is shutting down");
       if ((bySubscriber.get(subscriber)?.size ?? 0) >= max) {
         throw new RateLimitedError(

@@ -2,13 +2,14 @@
  * The EVM family: chains whose nodes speak Ethereum's JSON-RPC (docs/interface.md). Everything
  * Ethereum-specific the shared floors are handed lives in this folder.
  */
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Blockchain } from "../../blockchain";
 import type { ChainFamily } from "../family";
 import { evmAddresses } from "./addresses";
 import { evmBlockRefs } from "./blockRef";
 import { describeChain } from "./chains";
-import { startAnvil } from "./devChain";
+import { DEV_ACCOUNTS, DEV_SEED, DEV_TOKEN, seedDevChain, startAnvil } from "./devChain";
 import { evmIndex } from "./evmIndex";
 import { evmOperations } from "./evmOperations";
 import { logsSubscription } from "./logsSubscription";
@@ -42,10 +43,25 @@ export const evm: ChainFamily = {
   blockRefs: evmBlockRefs,
   describe: describeChain,
   async startDevNode({ dataDir, log }) {
-    const anvil = await startAnvil({ stateFile: join(dataDir, "devchain", "state.json"), log });
+    const stateFile = join(dataDir, "devchain", "state.json");
+    // Seeded once: a chain brought back from its state keeps what it had, the seed included.
+    const fresh = !existsSync(stateFile);
+    const anvil = await startAnvil({ stateFile, log });
+    if (fresh) {
+      try {
+        await seedDevChain(anvil.url, log);
+      } catch (error) {
+        // anvil writes its state as it stops: a half-seeded chain must not pass for a seeded one next time.
+        await anvil.stop();
+        rmSync(stateFile, { force: true });
+        throw error;
+      }
+    }
     log.info("UPSTREAM_URLS is unset: serving a local dev chain", { url: anvil.url });
     return { url: anvil.url, headPollMs: DEV_HEAD_POLL_MS, stop: () => anvil.stop() };
   },
+  // What its dev chain's seed made, for the API docs' examples.
+  examples: { account: DEV_ACCOUNTS[0], token: DEV_TOKEN, transaction: DEV_SEED[0]!.hash },
   // The node protocol, and what the chain follower and the engine take of it (upstream, engine)
   node: evmNodeProtocol,
   finalityTags: evmFinalityTags,

@@ -1,8 +1,10 @@
 /** The EVM's operations: its node methods (methods.ts) and its token operations (tokens.ts). */
 import { ConfigError } from "../../config";
+import { createRpcFilterStore } from "../../db/rpcFilterStore";
 import type { FamilyOperationDeps, FamilyOperations } from "../../operations/familyOperations";
 import { evmAddresses } from "./addresses";
 import { createNodeOperations } from "./methods";
+import { createRpcFilters } from "./rpcFilters";
 import { createTokenStore } from "./tokenStore";
 import { createTokenOperations } from "./tokens";
 
@@ -21,8 +23,29 @@ export function defaultTokensOf(configured: string[] | undefined): string[] | un
 
 export function evmOperations(deps: FamilyOperationDeps): FamilyOperations {
   const { engine, head, chain, sql, guarded, defaultTokens } = deps;
+  // Reads and cursor-free writes are safe to repeat; add, advance and remove are not (db/rpcFilterStore.ts).
+  const filters = createRpcFilters({
+    store: guarded(createRpcFilterStore(sql), [
+      "poll",
+      "criteria",
+      "sweep",
+      "pendingAlive",
+      "appendPending",
+      "lastPendingSeq",
+      "pendingSince",
+      "keepBlockLogs",
+      "blockLogs",
+    ]),
+    engine,
+    head,
+    upstreamSubscribe: deps.upstreamSubscribe,
+    log: deps.log,
+    timeoutMs: deps.rpcFilters.timeoutMs,
+    maxPerKey: deps.rpcFilters.maxPerKey,
+  });
   return {
-    node: createNodeOperations({ engine, head }),
+    node: [...createNodeOperations({ engine, head }), ...filters.operations],
+    stop: filters.stop,
     data: createTokenOperations({
       engine,
       tokens: guarded(createTokenStore(sql), "all"),

@@ -4,7 +4,8 @@
  * reorg, the logs sent for the dropped blocks are sent again with `removed: true`, then the new branch's.
  */
 import type { BlockHeader } from "../../blockHeader";
-import type { ChainChange } from "../../engine/chainFollower";
+import { readBlockRef } from "../../blockRef";
+import type { ChainChange, ChainFollower } from "../../engine/chainFollower";
 import { callText } from "../../engine/engineApi";
 import { InvalidParamsError } from "../../errors";
 import type {
@@ -24,6 +25,10 @@ export interface LogFilter {
   addresses?: Set<string>;
   /** Per position: null matches anything, else one of the set. */
   topics: (Set<string> | null)[];
+  /** Logs of blocks below this are not sent (a fromBlock past the head). */
+  fromBlock?: bigint;
+  /** Logs of blocks above this are not sent (a toBlock at the head or later). */
+  toBlock?: bigint;
 }
 
 interface StoredLog {
@@ -36,20 +41,67 @@ interface StoredLog {
 
 const HEX_32 = /^0x[0-9a-fA-F]{64}$/;
 
-/** The `logs` filter: `{address?, topics?}` as eth_subscribe takes it. */
-function logFilterOf(value: unknown): LogFilter {
+interface SubscribeFilter {
+  address?: unknown;
+  topics?: unknown;
+  fromBlock?: unknown;
+  toBlock?: unknown;
+}
+
+/** A bound as a block number; undefined for none (absent, `latest`, `pending`: the live head). */
+function boundOf(name: string, value: unknown, head: bigint | undefined): bigint | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ref = readBlockRef(value);
+  if (ref === undefined) {
+    throw new InvalidParamsError(`invalid params: ${name} should be a block number or a tag`);
+  }
+  if (ref === "latest" || ref === "pending") return undefined;
+  if (typeof ref === "bigint") return ref;
+  // earliest, safe, finalized: at or below the head, never ahead of it.
+  return ref === "earliest" ? 0n : (head ?? 0n);
+}
+
+/**
+ * A subscription's block bounds, as geth reads them: a fromBlock in the past starts nothing earlier (a live
+ * subscription sends the blocks to come); a bound at the head or later keeps out the logs of blocks beyond
+ * it; a toBlock below the head names only past blocks, which a live subscription never sends: refused.
+ */
+function boundsOf(f: SubscribeFilter, head: bigint | undefined): Pick<LogFilter, "fromBlock" | "toBlock"> {
+  const from = boundOf("fromBlock", f.fromBlock, head);
+  const to = boundOf("toBlock", f.toBlock, head);
+  if (to !== undefined && head !== undefined && to < head) {
+    throw new InvalidParamsError(
+      `invalid params: toBlock ${to} is below the head (${head}): a logs subscription sends new blocks only; read past logs with eth_getLogs`,
+    );
+  }
+  if (from !== undefined && to !== undefined && from > to) {
+    throw new InvalidParamsError(`invalid params: fromBlock ${from} is above toBlock ${to}`);
+  }
+  const bounds: Pick<LogFilter, "fromBlock" | "toBlock"> = {};
+  if (from !== undefined && (head === undefined || from > head)) bounds.fromBlock = from;
+  if (to !== undefined) bounds.toBlock = to;
+  return bounds;
+}
+
+/** The `logs` filter: `{address?, topics?, fromBlock?, toBlock?}` as eth_subscribe takes it. */
+function logFilterOf(value: unknown, head: ChainFollower): LogFilter {
   if (value === undefined || value === null) return { topics: [] };
   if (typeof value !== "object" || Array.isArray(value)) {
-    throw new InvalidParamsError("invalid params: the logs filter must be an object {address?, topics?}");
+    throw new InvalidParamsError(
+      "invalid params: the logs filter must be an object {address?, topics?, fromBlock?, toBlock?}",
+    );
   }
-  const { address, topics, ...rest } = value as { address?: unknown; topics?: unknown };
+  const { address, topics, fromBlock, toBlock, ...rest } = value as SubscribeFilter;
   const extra = Object.keys(rest);
   if (extra.length > 0) {
     throw new InvalidParamsError(
-      `invalid params: the logs filter takes address and topics, not ${extra.join(", ")}`,
+      `invalid params: the logs filter takes address, topics, fromBlock and toBlock, not ${extra.join(", ")}`,
     );
   }
-  const filter: LogFilter = { topics: [] };
+  const filter: LogFilter = {
+    topics: [],
+    ...boundsOf({ fromBlock, toBlock }, head.headBlock()?.number ?? head.latest()),
+  };
   if (address !== undefined && address !== null) {
     const list = (Array.isArray(address) ? address : [address]).map((a) =>
       typeof a === "string" ? evmAddresses.canonical(a) : undefined,
@@ -77,7 +129,9 @@ function logFilterOf(value: unknown): LogFilter {
   return filter;
 }
 
-function matches(filter: LogFilter, log: StoredLog): boolean {
+function matches(filter: LogFilter, log: StoredLog, block: bigint): boolean {
+  if (filter.fromBlock !== undefined && block < filter.fromBlock) return false;
+  if (filter.toBlock !== undefined && block > filter.toBlock) return false;
   if (filter.addresses && (log.address === undefined || !filter.addresses.has(log.address))) return false;
   for (let i = 0; i < filter.topics.length; i++) {
     const wanted = filter.topics[i];
@@ -130,7 +184,7 @@ function openLogs(context: SubscriptionContext<LogFilter>): SubscriptionFeed<Log
       if (!logs) continue;
       for (const subscription of subscriptions) {
         for (const l of logs) {
-          if (matches(subscription.options, l)) {
+          if (matches(subscription.options, l, block.number)) {
             notify(subscription, JSON.stringify({ ...l.object, removed: true }));
           }
         }
@@ -151,7 +205,8 @@ function openLogs(context: SubscriptionContext<LogFilter>): SubscriptionFeed<Log
       }
       keep(block.hash, logs);
       for (const subscription of subscriptions) {
-        for (const l of logs) if (matches(subscription.options, l)) notify(subscription, l.text);
+        for (const l of logs)
+          if (matches(subscription.options, l, block.number)) notify(subscription, l.text);
       }
     }
   }

@@ -3,33 +3,41 @@
  * group, params, result, REST form, cost) and how the engine caches its answers (its `policy`, the rules of
  * cache/policy.ts; where its block parameter sits). The node operations and the engine's policy table are
  * derived from these rows; a new node method is one row. A method without a policy is passed to the node
- * and never cached.
+ * and never cached; a method with no row at all is refused (-32601) and never reaches a node
+ * (docs/interface.md §2.3).
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import type { MethodPolicy } from "../../cache/policy";
 import type { ChainFollower } from "../../engine/chainFollower";
 import type { Engine } from "../../engine/engineApi";
 import type { MethodTable } from "../../engine/methodTable";
+import type { RawJson } from "../../json";
 import {
+  defineOperation,
+  type MethodGroup,
   type NodeMethodRow,
   nodeOperation,
   type Operation,
+  type ParamSpec,
   type StreamSpec,
 } from "../../operations/operation";
 import { BlockRef } from "../../schemas";
 import { createEvmFetch } from "./evmFetch";
-import { blockRef, logFilter, lower, p, restLogFilter, toQuantity } from "./params";
+import { blockRef, logFilter, lower, p, restLogFilter, toQuantity, traceFilter } from "./params";
 import {
   Block,
   NodeBodies as Bodies,
-  HexData,
   HexQuantity,
   LogFilter,
   LogOut,
   Quantity,
   Receipt,
+  SignedTransaction,
+  SimulatePayload,
   StorageSlot,
   Trace,
+  TraceFilter,
+  TraceTypes,
   Transaction,
 } from "./schemas";
 
@@ -37,10 +45,17 @@ import {
 interface EvmMethodRow extends NodeMethodRow {
   policy?: MethodPolicy;
 }
-/** A node method the service calls itself (a fallback) but offers to no caller: its policy only. */
-interface CalledMethodRow {
-  calls: string;
-  policy: MethodPolicy;
+/**
+ * A method the service answers itself, never asking a node (no policy: the engine is not reached): its
+ * answer, as JSON text.
+ */
+interface ServiceMethodRow {
+  method: string;
+  group: MethodGroup;
+  summary: string;
+  params: ParamSpec[];
+  result: TSchema;
+  answer: RawJson;
 }
 
 const NullOr = (s: TSchema) => T.Union([s, T.Null()]);
@@ -49,6 +64,8 @@ const HexOrNull = NullOr(T.String());
 const at = (index: number, optional = false) => ({ kind: "position" as const, index, optional });
 const TX_BLOCK = { number: "blockNumber", hash: "blockHash" };
 const BLOCK_NAMES = { number: "number", hash: "hash" };
+/** eth_getBlockReceipts, offered under its own name and as ext_getBlockReceipts: one policy, one cache. */
+const BLOCK_RECEIPTS: MethodPolicy = { block: at(0), cache: "block", names: { ...TX_BLOCK, first: true } };
 
 /** eth_getLogs costs one rate-limit token per this many blocks of its range. */
 const LOG_BLOCKS_PER_TOKEN = 1_000n;
@@ -61,13 +78,22 @@ function rangeEnd(ref: unknown, head: ChainFollower): bigint {
 }
 
 /** One token per 1,000 blocks of the range (a query by block hash is one block). */
-function logsCost([filter]: unknown[], head: ChainFollower): number {
+export function logsCost([filter]: unknown[], head: ChainFollower): number {
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return 1;
   const from = rangeEnd(f.fromBlock, head);
   const to = rangeEnd(f.toBlock, head);
   const blocks = to >= from ? to - from + 1n : 1n;
   return Number((blocks + LOG_BLOCKS_PER_TOKEN - 1n) / LOG_BLOCKS_PER_TOKEN);
+}
+
+/**
+ * trace_filter as eth_getLogs: one token per 1,000 blocks of its range; an absent fromBlock counts from block
+ * 0, the widest reading a node takes of it.
+ */
+function traceFilterCost([filter]: unknown[], head: ChainFollower): number {
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown };
+  return logsCost([{ fromBlock: f.fromBlock ?? "earliest", toBlock: f.toBlock }], head);
 }
 
 /** The Methods (docs/interface.md §2), each with its REST route, in the order the document lists them. */
@@ -182,7 +208,7 @@ const METHODS: EvmMethodRow[] = [
     readStored: true,
     // Assembled from the block's receipts where an upstream lacks it (evmFetch.ts).
     calls: "eth_getBlockReceipts",
-    policy: { block: at(0), cache: "block", names: { ...TX_BLOCK, first: true } },
+    policy: BLOCK_RECEIPTS,
   },
   {
     method: "eth_getTransactionReceipt",
@@ -277,7 +303,7 @@ const NODE_METHODS: EvmMethodRow[] = [
   nodeMethod(
     "eth_sendRawTransaction",
     "Broadcasts a signed transaction.",
-    [{ name: "transaction", schema: HexData }],
+    [{ name: "transaction", schema: SignedTransaction }],
     {
       // Answered as sent when a node already holds it, then the head is polled (evmFetch.ts).
       cache: "never",
@@ -304,25 +330,129 @@ const NODE_METHODS: EvmMethodRow[] = [
     // even for old ranges. Kept only as long as answers about the head.
     { block: at(1), cache: "head" },
   ),
+  // What the node says of itself and of the head: changes with a node upgrade, a peer, the next block.
+  nodeMethod("web3_clientVersion", "The node's name and version.", [], { cache: "head" }),
+  nodeMethod("net_listening", "Whether the node listens for peers.", [], { cache: "head" }),
+  nodeMethod("net_peerCount", "The node's number of peers, where the node has it.", [], { cache: "head" }),
+  nodeMethod("eth_syncing", "The node's sync progress, or false.", [], { cache: "head" }),
+  nodeMethod("eth_protocolVersion", "The node's protocol version, where the node has it.", [], {
+    cache: "head",
+  }),
+  nodeMethod("eth_maxPriorityFeePerGas", "The node's priority fee suggestion.", [], { cache: "head" }),
+  nodeMethod("eth_blobBaseFee", "The blob base fee of the next block.", [], { cache: "head" }),
+  // The same node method as ext_getBlockReceipts, the same fallback (evmFetch.ts) and cache entries.
+  nodeMethod("eth_getBlockReceipts", "Every receipt of a block.", [p.blockOrHash], BLOCK_RECEIPTS),
+  nodeMethod(
+    "eth_getProof",
+    "An account's proof, with its storage slots' proofs.",
+    [p.address, p.storageKeys, p.optionalSelector],
+    { block: at(2, true), cache: "block" },
+  ),
+  nodeMethod(
+    "eth_createAccessList",
+    "The access list a transaction would use, and its gas.",
+    [p.call, p.optionalSelector],
+    { block: at(1, true), cache: "block" },
+  ),
+  nodeMethod(
+    "eth_getTransactionBySenderAndNonce",
+    "A transaction by its sender and nonce, where the node has it.",
+    [p.address, { name: "nonce", schema: Quantity, normalize: toQuantity }],
+    { cache: "result", names: TX_BLOCK },
+  ),
+  nodeMethod(
+    "eth_simulateV1",
+    "Simulates blocks of calls on a block's state.",
+    [{ name: "simulation", schema: SimulatePayload }, p.optionalSelector],
+    { block: at(1, true), cache: "block" },
+  ),
+  // An uncle's number is not its nephew's: the answer names no block to check, the params name it.
+  nodeMethod("eth_getUncleByBlockNumberAndIndex", "An uncle of a block, by number.", [p.block, p.index], {
+    block: at(0),
+    cache: "block",
+  }),
+  nodeMethod("eth_getUncleByBlockHashAndIndex", "An uncle of a block, by hash.", [p.blockHash, p.index], {
+    cache: "result",
+    hashParam: 0,
+  }),
+  // A trace names no block: a transaction's could move to another block in a reorg, so it is never kept.
+  nodeMethod(
+    "debug_traceTransaction",
+    "A transaction's trace, by the tracer its options name.",
+    [p.txHash, p.traceOptions],
+    { cache: "never" },
+  ),
+  // Also the traces blockTraces.ts reads where trace_block is lacking.
+  nodeMethod(
+    "debug_traceBlockByNumber",
+    "The traces of every transaction of a block, by number.",
+    [p.block, p.traceOptions],
+    { block: at(0), cache: "block" },
+  ),
+  nodeMethod(
+    "debug_traceBlockByHash",
+    "The traces of every transaction of a block, by hash.",
+    [p.blockHash, p.traceOptions],
+    { cache: "result", hashParam: 0 },
+  ),
+  nodeMethod(
+    "debug_traceCall",
+    "Traces a call without a transaction.",
+    [p.call, p.optionalSelector, p.traceOptions],
+    { block: at(1, true), cache: "block" },
+  ),
+  {
+    ...nodeMethod(
+      "trace_filter",
+      "Parity-style traces of a block range, by sender and receiver, where the node has it.",
+      [{ name: "filter", schema: TraceFilter, normalize: traceFilter }],
+      // Nodes read an absent fromBlock differently (0, or latest): no tag is resolved for it, nothing kept.
+      { cache: "never" },
+    ),
+    cost: traceFilterCost,
+  },
+  nodeMethod(
+    "trace_replayTransaction",
+    "Replays a transaction with the traces asked, where the node has it.",
+    [p.txHash, { name: "trace types", schema: TraceTypes }],
+    { cache: "never" },
+  ),
+  nodeMethod(
+    "trace_replayBlockTransactions",
+    "Replays every transaction of a block with the traces asked, where the node has it.",
+    [p.block, { name: "trace types", schema: TraceTypes }],
+    { block: at(0), cache: "block" },
+  ),
 ];
 
-/** Methods the service calls but offers to no caller. */
-const CALLED_ONLY: CalledMethodRow[] = [
-  // The traces of a block where trace_block is lacking (blockTraces.ts).
-  { calls: "debug_traceBlockByNumber", policy: { block: at(0), cache: "block" } },
+/**
+ * Methods the service answers itself. The node methods that use the node's keys or change its state
+ * (eth_sign, eth_sendTransaction, personal_*, admin_*, miner_*, anvil_*, hardhat_*, evm_*, txpool_*,
+ * debug_set*) have no row anywhere: a method without a row is refused (-32601) and never reaches a node, so
+ * a dev node's unlocked accounts stay out of reach.
+ */
+const SERVICE_METHODS: ServiceMethodRow[] = [
+  {
+    method: "eth_accounts",
+    group: "NodeMethods",
+    summary: "The accounts the service holds keys for: always none.",
+    params: [],
+    result: T.Array(T.String(), { maxItems: 0 }),
+    answer: "[]",
+  },
 ];
 
-/** Every node method's policy, by the node method's name (a null prototype: no name finds what it inherits). */
+/**
+ * Every node method's policy, by the node method's name (a null prototype: no name finds what it inherits).
+ * Two rows that call one node method share its policy (and so its cache entries).
+ */
 function policyTable(): Readonly<Record<string, MethodPolicy>> {
   const table: Record<string, MethodPolicy> = Object.create(null);
-  const rows = [...METHODS, ...NODE_METHODS].map((row) => ({
-    calls: row.calls ?? row.method,
-    policy: row.policy,
-  }));
-  for (const { calls, policy } of [...rows, ...CALLED_ONLY]) {
-    if (!policy) continue;
-    if (table[calls]) throw new Error(`node method ${calls}: two policies`);
-    table[calls] = policy;
+  for (const row of [...METHODS, ...NODE_METHODS]) {
+    const calls = row.calls ?? row.method;
+    if (!row.policy) continue;
+    if (table[calls] && table[calls] !== row.policy) throw new Error(`node method ${calls}: two policies`);
+    table[calls] = row.policy;
   }
   return Object.freeze(table);
 }
@@ -337,7 +467,10 @@ export const evmMethods: MethodTable = {
 
 /** The operations of the node methods, in the order of the rows. */
 export function createNodeOperations(deps: { engine: Engine; head: ChainFollower }): Operation[] {
-  return [...METHODS, ...NODE_METHODS].map((row) => nodeOperation(row, deps));
+  const own = SERVICE_METHODS.map(({ answer, ...row }) =>
+    defineOperation({ ...row, run: () => ({ raw: answer }) }),
+  );
+  return [...METHODS, ...NODE_METHODS].map((row) => nodeOperation(row, deps)).concat(own);
 }
 
 /** The bulk streams (http/stream.ts): a range of blocks of the operations whose final answers are kept. */
@@ -355,3 +488,63 @@ export const EVM_STREAMS: readonly StreamSpec[] = [
     summary: "Traces of a range of blocks as NDJSON, one line per block in order: {number, traces}",
   },
 ];
+
+/**
+ * The filters the service keeps (docs/interface.md, "Filters kept by the service"), answered by the service
+ * from the followed head and the cached receipts, never by a node: a node's filters live on that one node,
+ * and the upstreams are a pool. rpcFilters.ts runs them, and says what they cost (a kept filter's range is
+ * read from the database).
+ */
+export interface FilterMethodRow {
+  group: MethodGroup;
+  summary: string;
+  params: ParamSpec[];
+  result: TSchema;
+}
+
+/** A filter id as sent: any text (one the service never made is "filter not found", as nodes answer it). */
+const filterId: ParamSpec = { name: "filter id", schema: T.String({ maxLength: 256 }), normalize: lower };
+const FilterIdResult = T.String({ description: "a filter id: 0x and 32 hex digits" });
+
+export const FILTER_METHODS = {
+  eth_newFilter: {
+    group: "NodeMethods",
+    summary:
+      "Makes a log filter kept by the service (no blockHash); eth_getFilterChanges reads its new logs.",
+    params: [{ name: "filter", schema: LogFilter, normalize: logFilter }],
+    result: FilterIdResult,
+  },
+  eth_newBlockFilter: {
+    group: "NodeMethods",
+    summary: "Makes a filter of new blocks kept by the service; eth_getFilterChanges reads their hashes.",
+    params: [],
+    result: FilterIdResult,
+  },
+  eth_newPendingTransactionFilter: {
+    group: "NodeMethods",
+    summary:
+      "Makes a filter of transactions entering the nodes' pools; eth_getFilterChanges reads their hashes.",
+    params: [{ name: "full transactions (false only)", schema: T.Boolean(), optional: true }],
+    result: FilterIdResult,
+  },
+  eth_getFilterChanges: {
+    group: "NodeMethods",
+    summary: "What a kept filter matched since its last poll: logs, or block or transaction hashes.",
+    params: [filterId],
+    result: T.Union([T.Array(LogOut), T.Array(T.String())]),
+  },
+  eth_getFilterLogs: {
+    group: "NodeMethods",
+    summary: "Every log of a kept log filter's range, as eth_getLogs with its criteria.",
+    params: [filterId],
+    result: T.Array(LogOut),
+  },
+  eth_uninstallFilter: {
+    group: "NodeMethods",
+    summary: "Removes a kept filter: true when the caller's key held it.",
+    params: [filterId],
+    result: T.Boolean(),
+  },
+} satisfies Record<string, FilterMethodRow>;
+
+export type FilterMethod = keyof typeof FILTER_METHODS;

@@ -6,7 +6,17 @@ import { Type as T } from "@sinclair/typebox";
 import type { ParamSpec } from "../../operations/operation";
 import { Address, BlockRef } from "../../schemas";
 import { quantity, toNodeBlockRef } from "./blockRef";
-import { BlockSelector, Hash32, Hydrated, Quantity, TransactionCall } from "./schemas";
+import {
+  BlockHash,
+  BlockSelector,
+  Hash32,
+  Hydrated,
+  Quantity,
+  StorageSlot,
+  TraceOptions,
+  TransactionCall,
+  TransactionHash,
+} from "./schemas";
 
 const HASH_LENGTH = 66;
 
@@ -38,6 +48,17 @@ export function logFilter(f: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/** trace_filter's filter in the node's form: block numbers as hex quantities, addresses lower-case. */
+export function traceFilter(f: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...f };
+  if (f.fromBlock !== undefined) out.fromBlock = blockRef(f.fromBlock);
+  if (f.toBlock !== undefined) out.toBlock = blockRef(f.toBlock);
+  for (const key of ["fromAddress", "toAddress"] as const) {
+    if (Array.isArray(f[key])) out[key] = (f[key] as string[]).map(lower);
+  }
+  return out;
+}
+
 const LOG_FILTER_KEYS = ["fromBlock", "toBlock", "address", "topics", "blockHash"] as const;
 /** The filter of a REST body: its known keys only, "absent" spelled as a missing key, not null. */
 export function restLogFilter(body: Record<string, unknown>): Record<string, unknown> {
@@ -54,8 +75,8 @@ export const p = {
     schema: T.Union([...BlockRef.anyOf, Hash32], { description: `${BlockRef.description}, or a block hash` }),
     normalize: blockRefOrHash,
   },
-  blockHash: { name: "block hash", schema: Hash32, normalize: lower },
-  txHash: { name: "transaction hash", schema: Hash32, normalize: lower },
+  blockHash: { name: "block hash", schema: BlockHash, normalize: lower },
+  txHash: { name: "transaction hash", schema: TransactionHash, normalize: lower },
   hydrated: { name: "hydrated", schema: Hydrated },
   index: { name: "transaction index", schema: Quantity, normalize: toQuantity },
   address: { name: "address", schema: Address, normalize: lower },
@@ -64,4 +85,10 @@ export const p = {
   call: { name: "transaction", schema: TransactionCall },
   stateOverrides: { name: "state overrides", schema: T.Record(T.String(), T.Unknown()), optional: true },
   blockOverrides: { name: "block overrides", schema: T.Record(T.String(), T.Unknown()), optional: true },
+  storageKeys: {
+    name: "storage keys",
+    schema: T.Array(StorageSlot),
+    normalize: (keys: string[]) => keys.map(lower),
+  },
+  traceOptions: { name: "tracer options", schema: TraceOptions, optional: true },
 } satisfies Record<string, ParamSpec>;

@@ -4,14 +4,27 @@
  * interface shares whatever the family is in schemas.ts at the root of src/.
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
-import { Address, BlockInteger, BlockRef, BlockString, OptionalBlockRef } from "../../schemas";
+import { Address, BlockInteger, BlockRef, BlockString, example, OptionalBlockRef } from "../../schemas";
 
 // ---------------------------------------------------------------------------------------------------
 // Primitives
 
+const HASH32_PATTERN = "^0x[0-9a-fA-F]{64}$";
 export const Hash32 = T.String({
-  pattern: "^0x[0-9a-fA-F]{64}$",
+  pattern: HASH32_PATTERN,
   description: "a 32-byte hash: 0x followed by 64 hex digits",
+});
+/** A Hash32 naming a block: the docs' example is the head's (the same checks and words as Hash32). */
+export const BlockHash = T.String({
+  pattern: HASH32_PATTERN,
+  description: Hash32.description,
+  ...example("blockHash"),
+});
+/** A Hash32 naming a transaction: the docs' example is one the dev chain has. */
+export const TransactionHash = T.String({
+  pattern: HASH32_PATTERN,
+  description: Hash32.description,
+  ...example("transaction"),
 });
 export const HexData = T.String({
   pattern: "^0x([0-9a-fA-F]{2})*$",
@@ -21,6 +34,17 @@ export const HexQuantity = T.String({
   pattern: "^0x[0-9a-fA-F]{1,64}$",
   description: "a hex quantity: 0x followed by 1 to 64 hex digits",
 });
+/**
+ * A signed transaction. The docs' example: anvil's account 9 sends itself 1 wei (nonce 0, EIP-1559, chain
+ * 31337): on a dev chain it goes through once, then the node refuses it (nonce too low), as any node would.
+ */
+export const SignedTransaction = T.String({
+  pattern: HexData.pattern,
+  description: HexData.description,
+  examples: [
+    "0x02f86c827a6980843b9aca00847735940082520894a0ee7a142d267c1f36714e4a8f75612f20a797200180c001a004ce29649cb11629efb39e07b2f4687f641e963be2df778df36c836e08818ed4a077d9b06949002e77fe7dafaf64ba5d4511a742837d9643c98d233e04a25892be",
+  ],
+});
 /** A quantity as the node takes it, or as an integer for convenience. */
 export const Quantity = T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), HexQuantity], {
   description: "a quantity: 0x-hex string or integer >= 0",
@@ -28,13 +52,18 @@ export const Quantity = T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAF
 export const StorageSlot = T.String({
   pattern: "^0x[0-9a-fA-F]{1,64}$",
   description: "a storage slot: 0x followed by 1 to 64 hex digits",
+  examples: ["0x0"],
 });
 export const TransactionIndex = T.Integer({
   minimum: 0,
   maximum: 4294967295,
   description: "a transaction index (an integer >= 0)",
+  examples: [0],
 });
-export const Hydrated = T.Boolean({ description: "true for full transaction objects, false for hashes" });
+export const Hydrated = T.Boolean({
+  description: "true for full transaction objects, false for hashes",
+  examples: [false],
+});
 
 /** EIP-1898: a block by hash or number, for state queries. */
 export const BlockSelector = T.Union(
@@ -47,6 +76,7 @@ export const BlockSelector = T.Union(
   ],
   {
     description: `${BlockRef.description}, a block hash, or an EIP-1898 object {blockHash} / {blockNumber}`,
+    examples: ["latest"],
   },
 );
 
@@ -66,7 +96,49 @@ export const TransactionCall = T.Object(
     input: T.Optional(HexData),
     accessList: T.Optional(T.Array(T.Object({ address: Address, storageKeys: T.Array(Hash32) }))),
   },
-  { description: "a transaction call object" },
+  {
+    description: "a transaction call object",
+    // The dev chain's token, asked its totalSupply().
+    examples: [{ to: example("token"), data: "0x18160ddd" }],
+  },
+);
+
+/** A tracer's options (geth's TraceConfig / TraceCallConfig): passed to the node as given. */
+export const TraceOptions = T.Record(T.String(), T.Unknown(), { description: "the tracer's options" });
+/** trace_replay*'s kinds of trace; a node refuses a kind it lacks. */
+export const TraceTypes = T.Array(
+  T.Union([T.Literal("trace"), T.Literal("vmTrace"), T.Literal("stateDiff")]),
+  {
+    maxItems: 3,
+    description: 'the kinds of trace: "trace", "vmTrace", "stateDiff"',
+    examples: [["trace"]],
+  },
+);
+/** trace_filter's filter: a block range, the calls' senders and receivers, and a page of the matches. */
+export const TraceFilter = T.Object(
+  {
+    fromBlock: T.Optional(BlockRef),
+    toBlock: T.Optional(BlockRef),
+    fromAddress: T.Optional(T.Array(Address)),
+    toAddress: T.Optional(T.Array(Address)),
+    after: T.Optional(T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    count: T.Optional(T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  },
+  { description: "a trace filter object" },
+);
+/** eth_simulateV1's payload: blocks of calls with their overrides, checked by the node. */
+export const SimulatePayload = T.Object(
+  {
+    blockStateCalls: T.Array(T.Record(T.String(), T.Unknown())),
+    traceTransfers: T.Optional(T.Boolean()),
+    validation: T.Optional(T.Boolean()),
+    returnFullTransactions: T.Optional(T.Boolean()),
+  },
+  {
+    description: "the simulation: {blockStateCalls, traceTransfers?, validation?, returnFullTransactions?}",
+    // One block of one call: the dev chain's token asked its totalSupply().
+    examples: [{ blockStateCalls: [{ calls: [{ to: example("token"), data: "0x18160ddd" }] }] }],
+  },
 );
 
 export const TopicFilter = T.Union([Hash32, T.Null(), T.Array(T.Union([Hash32, T.Null()]))], {
@@ -80,7 +152,10 @@ export const LogFilter = T.Object(
     topics: T.Optional(T.Array(TopicFilter, { maxItems: 4 })),
     blockHash: T.Optional(Hash32),
   },
-  { description: "a log filter object" },
+  {
+    description: "a log filter object",
+    examples: [{ address: example("token"), fromBlock: 0, toBlock: "latest" }],
+  },
 );
 
 // ---------------------------------------------------------------------------------------------------
@@ -214,16 +289,20 @@ export const Trace = T.Object(
 export const NodeBodies = {
   number: T.Object({ number: BlockRef }),
   blockByNumber: T.Object({ number: BlockRef, is_full_trx: Hydrated }),
-  blockByHash: T.Object({ hash: Hash32, is_full_trx: Hydrated }),
-  hash: T.Object({ hash: Hash32 }),
-  trxHash: T.Object({ trx_hash: Hash32 }),
+  blockByHash: T.Object({ hash: BlockHash, is_full_trx: Hydrated }),
+  hash: T.Object({ hash: BlockHash }),
+  trxHash: T.Object({ trx_hash: TransactionHash }),
   trxByBlockNumberAndIndex: T.Object({ block_number: BlockRef, trx_index: TransactionIndex }),
-  trxByBlockHashAndIndex: T.Object({ block_hash: Hash32, trx_index: TransactionIndex }),
-  logs: T.Object({
-    fromBlock: T.Optional(OptionalBlockRef),
-    toBlock: T.Optional(OptionalBlockRef),
-    address: T.Optional(T.Union([T.Array(Address), T.Null()])),
-    topics: T.Optional(T.Union([T.Array(T.Union([Hash32, T.Null()]), { maxItems: 4 }), T.Null()])),
-    blockHash: T.Optional(T.Union([Hash32, T.Null()])),
-  }),
+  trxByBlockHashAndIndex: T.Object({ block_hash: BlockHash, trx_index: TransactionIndex }),
+  logs: T.Object(
+    {
+      fromBlock: T.Optional(OptionalBlockRef),
+      toBlock: T.Optional(OptionalBlockRef),
+      address: T.Optional(T.Union([T.Array(Address), T.Null()])),
+      topics: T.Optional(T.Union([T.Array(T.Union([Hash32, T.Null()]), { maxItems: 4 }), T.Null()])),
+      blockHash: T.Optional(T.Union([Hash32, T.Null()])),
+    },
+    // The dev chain's token's logs (its mint and a transfer).
+    { examples: [{ fromBlock: 0, toBlock: "latest", address: [example("token")] }] },
+  ),
 };
