@@ -19,11 +19,13 @@
  * Then the indexer (bench/indexerPhase.ts): backfill rates into PostgreSQL and a deep page of transfers;
  * the watch filters (bench/watchPhase.ts): a block's check against 100,000 filters, DEFAULT_TOKENS; and
  * real time (bench/realtimePhase.ts): a bot storm on a live chain, how far the head trails the node's, and
- * newHeads notification latency; and the workers (bench/workersPhase.ts): the small hit with WORKERS=1 and 2.
+ * newHeads notification latency; and the workers (bench/workersPhase.ts): the small hit with WORKERS=1 and 2;
+ * and the Bitcoin family (bench/utxoPhase.ts): a regtest litecoind's block of ~500 transactions and
+ * getblockcount as cache hits beside the raw limit and the node, and the head's latency after a block.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers").
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo"), BENCH_UTXO_HEAD_BLOCKS (default 30).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,7 +39,6 @@ import {
   CONNECTIONS,
   cpuSeconds,
   fmt,
-  freePort,
   kb,
   measure,
   measureCpu,
@@ -46,18 +47,21 @@ import {
   rssMb,
   SECONDS,
   settle,
+  startRaw,
+  startRawProcess,
   startService,
   sumMatching,
   sumMetric,
   THREADS,
   WARMUP_S,
 } from "./support";
+import { utxoPhase } from "./utxoPhase";
 import { watchPhase } from "./watchPhase";
 import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers").split(",");
+const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo").split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
 /** A JSON-RPC batch of the bulk phase: this many blocks' receipts; sent on this many connections. */
@@ -100,43 +104,6 @@ async function buildChain(url: string): Promise<{ small: number; large: number }
   const large = await block(150);
   provider.destroy();
   return { small, large };
-}
-
-/** Starts one of the bench's raw servers (`script` in bench/) on a free port; returns once it answers. */
-async function startRawProcess(script: string, args: string[], cleanup?: () => void) {
-  const port = freePort();
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, script), String(port), ...args], {
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`${script} did not start`);
-      await Bun.sleep(50);
-    }
-  }
-  return {
-    url,
-    pid: child.pid,
-    async stop() {
-      child.kill();
-      await child.exited;
-      cleanup?.();
-    },
-  };
-}
-
-function startRaw(body: string, mode: "static" | "read") {
-  const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
-  writeFileSync(join(dir, "body.json"), body);
-  return startRawProcess("rawServer.ts", [join(dir, "body.json"), mode], () =>
-    rmSync(dir, { recursive: true, force: true }),
-  );
 }
 
 /** Streams a range from `url` (the service's stream route, or the raw streaming server); bytes and seconds. */
@@ -535,6 +502,7 @@ async function main() {
   if (PHASES.includes("watch")) await watchPhase(lines, rows);
   if (PHASES.includes("realtime")) await realtimePhase(lines, rows);
   if (PHASES.includes("workers")) await workersPhase(lines, rows);
+  if (PHASES.includes("utxo")) await utxoPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -1,5 +1,6 @@
 /** What the bench phases share: the service as a process, wrk measurements, metric sums, number formats. */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type WrkResult, wrk } from "./wrk";
 
@@ -134,10 +135,53 @@ async function readGcLog(stream: ReadableStream<Uint8Array>, totals: GcTotals) {
   }
 }
 
-export async function measure(url: string, bodies: string[], connections = CONNECTIONS): Promise<WrkResult> {
+/** Starts one of the bench's raw servers (`script` in bench/) on a free port; returns once it answers. */
+export async function startRawProcess(script: string, args: string[], cleanup?: () => void) {
+  const port = freePort();
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, script), String(port), ...args], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${script} did not start`);
+      await Bun.sleep(50);
+    }
+  }
+  return {
+    url,
+    pid: child.pid,
+    async stop() {
+      child.kill();
+      await child.exited;
+      cleanup?.();
+    },
+  };
+}
+
+/** A raw Bun.serve answering every request with `body` (bench/rawServer.ts). */
+export function startRaw(body: string, mode: "static" | "read") {
+  const dir = mkdtempSync(join(tmpdir(), "cg-raw-"));
+  writeFileSync(join(dir, "body.json"), body);
+  return startRawProcess("rawServer.ts", [join(dir, "body.json"), mode], () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+export async function measure(
+  url: string,
+  bodies: string[],
+  connections = CONNECTIONS,
+  headers?: Record<string, string>,
+): Promise<WrkResult> {
   const threads = Math.min(THREADS, connections);
-  await wrk({ url, bodies, connections, threads, durationS: WARMUP_S });
-  return wrk({ url, bodies, connections, threads, durationS: SECONDS });
+  await wrk({ url, bodies, connections, threads, durationS: WARMUP_S, headers });
+  return wrk({ url, bodies, connections, threads, durationS: SECONDS, headers });
 }
 
 /** `measure`, with the CPU time the process `pid` spent per request, in microseconds. */

@@ -39,12 +39,26 @@ export function readBlockRef(value: unknown): bigint | BlockTag | undefined {
   return n >= 0n && n <= MAX_BLOCK_NUMBER ? n : undefined;
 }
 
-/** How a family's nodes write block references in their params. */
+/**
+ * How a family's nodes write block references in their params. A param naming a block by number may be a
+ * string (EVM: a hex quantity) or a JSON number (the Bitcoin family's heights): the cache and the engine read
+ * either through `numberOf`.
+ */
 export interface BlockRefs {
-  /** The node's form of a block number. */
+  /**
+   * The node's form of a block number as the family's header and block reads take it (NodeProtocol
+   * `readHeader`, the index's fetch): EVM a hex quantity, which is its params' form too; the Bitcoin family
+   * the height in decimal, its params writing heights as JSON numbers.
+   */
   encode(n: bigint): string;
-  /** The number a node-form reference names; undefined for a tag, a hash or anything else. */
-  numberOf(ref: string): bigint | undefined;
+  /** The number a node-form reference (a param, or `encode`'s text) names; undefined for a tag, a hash... */
+  numberOf(ref: unknown): bigint | undefined;
+  /**
+   * Whether its nodes name blocks by tag in params (`latest`, `safe`, ...): the engine resolves a tag to the
+   * block it names. False (the Bitcoin family): a request's tag is never resolved, nor an omitted block read
+   * as the latest.
+   */
+  readonly tags: boolean;
   /** A request's block reference in the node's form; undefined when it is none (readBlockRef). */
   normalize(value: unknown): string | undefined;
   /** Whether a node-form value (a param, an answer's member) is a block hash, in whatever case. */

@@ -433,6 +433,9 @@ export interface Rate {
   burst: number;
 }
 
+/** The `user:pass@` of URLs in a list. */
+const URL_USERINFO = /\/\/[^/@,\s]*@/g;
+
 function read<K extends ConfigVariable>(env: Record<string, string | undefined>, name: K) {
   const spec = VARS[name] as VarSpec<TSchema>;
   const raw = env[name]?.trim();
@@ -447,7 +450,8 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
       name === "REDIS_URL" ||
       name === "REDIS_SECRET" ||
       name === "RATE_LIMITS";
-    const shown = secret ? "" : `, got ${JSON.stringify(raw)}`;
+    // Node URLs may carry credentials (http://user:pass@host): shown without them.
+    const shown = secret ? "" : `, got ${JSON.stringify(raw.replace(URL_USERINFO, "//…@"))}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
   }
   return value as Static<(typeof VARS)[K]["schema"]>;

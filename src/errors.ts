@@ -80,6 +80,18 @@ export class MethodNotFoundError extends ServiceError {
   }
 }
 
+/**
+ * A method or route the service has, but not on this instance: another family's (`eth_*` on LTC), or one
+ * that reads an index the chain's family does not keep. Refused as any method not served (-32601, 404),
+ * naming the chain and why, so a caller pointed at the wrong instance learns it from the answer.
+ */
+export class NotServedError extends MethodNotFoundError {
+  constructor(what: string, chain: string, why: string) {
+    super(what);
+    this.message = `${what} is not served on ${chain}: ${why}`;
+  }
+}
+
 export class InvalidParamsError extends ServiceError {
   constructor(message: string) {
     super(message, { code: -32602, status: 422 });

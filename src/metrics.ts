@@ -232,7 +232,7 @@ function upstreamSeries(
     }),
     upstreamPushing: new Gauge({
       name: "gateway_upstream_pushing",
-      help: "1 while an upstream's WebSocket subscription to new heads is live, 0 otherwise",
+      help: "1 while an upstream pushes new heads (a live WebSocket subscription, or a long-poll held open), 0 otherwise",
       labelNames: ["upstream"] as const,
       registers,
     }),

@@ -6,16 +6,23 @@
  *    about (its number and hash): an entry whose block is no longer the canonical one at its height is a
  *    miss, and a reorg drops every entry at or above the fork;
  *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
- * A hit is the answer's bytes as stored, spliced into the response without parsing.
+ * A hit is the answer's bytes as stored, spliced into the response without parsing; where its policy has
+ * `live` members (a Bitcoin-family block by hash: its confirmations), with those members as the node would
+ * write them at the followed head, kept so until the head moves.
  */
 import type { BlockRefs } from "../blockRef";
 import { type RawJson, rawText } from "../json";
 import type { DiskTier } from "./disk";
+import { createLiveAnswers } from "./live";
 import type { CacheEntry, MemoryTier } from "./memory";
 import { blockOfParams, blockOfResult, type MethodPolicy } from "./policy";
 
 /** Answers longer than this are kept as bytes (they splice faster as parts of a Blob); shorter as text. */
 const BYTES_FROM_LENGTH = 16 * 1024;
+/** Block heights noted from live answers (a block's height by hash), at most: ~200 bytes each. */
+const MAX_NOTED_HEIGHTS = 50_000;
+/** `brief` answers without their own TTL are kept this long. */
+const BRIEF_TTL_MS = 1_000;
 
 export type CacheTier = "memory" | "disk" | "shared";
 
@@ -35,6 +42,8 @@ export interface CacheEvents {
 
 /** What the cache reads of the chain: the follower of engine/chainFollower.ts provides it. */
 export interface CanonicalChain {
+  /** The head's height, while fresh (pushed, or confirmed by a recent poll). */
+  latest(): bigint | undefined;
   /** The last final block: nothing at or below it can be reorganized away. */
   finalized(): bigint | undefined;
   /** The canonical hash at a height between the last final block and the head, when known. */
@@ -96,6 +105,7 @@ export function createCache(options: {
 
   /** Keys of the memory entries tied to an unfinalized block, by its height: written to disk once final. */
   const awaitingFinality = new Map<bigint, string[]>();
+  const live = createLiveAnswers({ chain, memory, maxHeights: MAX_NOTED_HEIGHTS, asStored });
 
   chain.onReorg((from) => memory.dropFrom(from));
   chain.onFinalized(promote);
@@ -189,12 +199,15 @@ export function createCache(options: {
     share: boolean,
   ): RawJson | undefined {
     if (raw === "null") return undefined;
+    if (policy.live && !live.keeps(policy.live, raw)) return undefined;
     switch (policy.cache) {
       case "static":
         return keepFinal(key, raw, share);
-      case "head": {
+      case "head":
+      case "brief": {
         const body = asStored(raw);
-        memory.set(key, { body, final: true }, options.headTtlMs);
+        const ttlMs = policy.cache === "head" ? options.headTtlMs : (policy.ttlMs ?? BRIEF_TTL_MS);
+        memory.set(key, { body, final: true }, ttlMs);
         return body;
       }
       case "block": {
@@ -225,6 +238,7 @@ export function createCache(options: {
       switch (policy.cache) {
         case "static":
         case "head":
+        case "brief":
         case "result":
           return true;
         case "block":
@@ -238,19 +252,25 @@ export function createCache(options: {
       const entry = memory.get(key);
       if (entry) {
         if (valid(entry)) {
-          events?.lookup?.("memory", true);
-          return { body: entry.body, tier: "memory" };
+          // A live answer the followed head cannot give (only the node can) is a miss, disk's copy too.
+          const body = policy.live ? live.answer(key, entry, policy.live) : entry.body;
+          events?.lookup?.("memory", body !== undefined);
+          return body === undefined ? undefined : { body, tier: "memory" };
         }
         memory.delete(key);
       }
       events?.lookup?.("memory", false);
-      if (!disk || policy.cache === "head") return undefined;
+      if (!disk || policy.cache === "head" || policy.cache === "brief") return undefined;
       const bytes = disk.get(key);
       events?.lookup?.("disk", bytes !== undefined);
       if (!bytes) return undefined;
-      const body = bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes);
-      memory.set(key, { body, final: true });
-      return { body, tier: "disk" };
+      const stored: CacheEntry = {
+        body: bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes),
+        final: true,
+      };
+      memory.set(key, stored);
+      const body = policy.live ? live.answer(key, stored, policy.live) : stored.body;
+      return body === undefined ? undefined : { body, tier: "disk" };
     },
 
     lookupShared(key, policy, params, fault) {
@@ -260,7 +280,11 @@ export function createCache(options: {
         if (refused) shared.refused();
         events?.lookup?.("shared", raw !== undefined && !refused);
         if (raw === undefined || refused) return undefined;
-        return keep(key, policy, params, raw, false) ?? raw;
+        const kept = keep(key, policy, params, raw, false);
+        if (!policy.live) return kept ?? raw;
+        // Another instance kept it at its head: given with its live members at this one's, or asked.
+        const entry = kept === undefined ? undefined : memory.peek(key);
+        return entry && live.answer(key, entry, policy.live);
       });
     },
 

@@ -14,6 +14,8 @@ export interface CacheEntry {
   /** Final: true forever. Else valid while `dep` is the canonical block at its height. */
   final: boolean;
   dep?: { number: bigint; hash: string };
+  /** A live answer (policy.ts `live`): the head hash its live members were last answered for. */
+  liveAt?: string;
 }
 
 export interface MemoryTier {

@@ -2,8 +2,11 @@
  * How a node method's answer may be cached (docs/interface.md §8), and where its block parameter sits (tags
  * are resolved to numbers before a key is made; a call about block N avoids upstreams behind N). The table
  * of every method's policy is its family's method rows (EVM: families/evm/methods.ts). The rules:
- *  - static: never changes (chain id, network id): kept forever;
+ *  - static: never changes (chain id, network id; a Bitcoin-family block by hash, but for its `live`
+ *    members): kept forever;
  *  - head: about the head (block number, gas price): kept for a short time, memory only;
+ *  - brief: changes at any time, not only with the head (a mempool, a fee estimate): kept `ttlMs`, memory
+ *    only;
  *  - block: about the block its block parameter names: forever once that block is final, else briefly
  *    and only while that block is still canonical;
  *  - result: about the block its answer names (lookups by transaction or block hash): the same, with the
@@ -22,7 +25,7 @@ export type BlockParam =
   /** The param at `index` is a log filter with fromBlock/toBlock (or a blockHash). */
   | { kind: "filter"; index: number };
 
-export type CacheRule = "static" | "head" | "block" | "result" | "never";
+export type CacheRule = "static" | "head" | "brief" | "block" | "result" | "never";
 
 /** The members of an answer that name its block; `first`: of the first element, the answer being a list. */
 export interface BlockNames {
@@ -48,6 +51,50 @@ export interface MethodPolicy {
   hashParam?: number;
   /** Calls that change the chain: never shared with a different body, never cached. */
   write?: boolean;
+  /** `brief`: how long an answer is kept, in ms. */
+  ttlMs?: number;
+  /**
+   * The family's own check that an answer is about what its params asked, where `names` cannot say (a
+   * Bitcoin-family block by hash, whose hex form names its hash only through its header's hash): why it is
+   * not, or undefined. Run with the checks of `wrongBlock`, on every node answer and fleet value.
+   */
+  verify?: (params: unknown[], raw: string) => string | undefined;
+  /**
+   * Members of a kept answer that change with the head while the rest never does (the Bitcoin family's
+   * `confirmations` and `nextblockhash`): a hit answers them as the node would now. Unsaid (EVM): a hit is
+   * the stored bytes as they are.
+   */
+  live?: LiveAnswer;
+}
+
+/**
+ * An answer kept for ever but for a few members that follow the head: each hit is the stored text with those
+ * members as the node would write them now, spliced in (the text is never parsed and written again), so a
+ * hit equals the node's answer at the followed head. The family supplies it (the Bitcoin family's:
+ * families/utxo/live.ts); the cache applies it on every hit and keeps the result until the head moves.
+ */
+export interface LiveAnswer {
+  /**
+   * Whether a node's answer is kept (a transaction in no block yet is not, nor one whose block the chain
+   * left); it may note the height of the block the answer is about, for the answers naming only its hash.
+   */
+  keeps(raw: string, heights: Pick<LiveChain, "noteHeight">): boolean;
+  /** The kept answer as the node would give it at `chain`'s head; undefined: only the node can say. */
+  now(stored: string, chain: LiveChain): string | undefined;
+}
+
+/** What a live answer reads of the chain: the followed head and the blocks around it (the cache gives it). */
+export interface LiveChain {
+  /** The followed head (only a fresh one is given: else the node is asked). */
+  readonly head: { number: bigint; hash: string };
+  /** The last final block: a block at or below it never leaves the main chain, nor changes. */
+  readonly finalized: bigint;
+  /** The canonical hash at a height from the last final block to the head; undefined outside. */
+  canonicalHash(n: bigint): string | undefined;
+  /** A block's height by hash: a canonical block of the followed window, or one noted before. */
+  heightOf(hash: string): bigint | undefined;
+  /** Notes a block's height, read from an answer about it (any branch: a block's height never changes). */
+  noteHeight(hash: string, height: bigint): void;
 }
 
 /** The param naming the block a call is about: its block param, or a log filter's end (not by hash). */
@@ -61,8 +108,7 @@ function blockParam(policy: MethodPolicy, params: unknown[]): unknown {
 
 /** The block number a prepared `block`-rule call is about, when its params name one. */
 export function blockOfParams(policy: MethodPolicy, params: unknown[], refs: BlockRefs): bigint | undefined {
-  const value = blockParam(policy, params);
-  return typeof value === "string" ? refs.numberOf(value) : undefined;
+  return refs.numberOf(blockParam(policy, params));
 }
 
 function memberText(text: string, members: Map<string, Span>, name: string): string | undefined {
@@ -135,7 +181,7 @@ export function wrongBlock(
   refs: BlockRefs,
 ): string | undefined {
   try {
-    return blockMismatch(policy, params, text, refs);
+    return policy.verify?.(params, text) ?? blockMismatch(policy, params, text, refs);
   } catch (error) {
     // The scanner found no list of objects where one belongs: the node's answer has the wrong shape.
     if (error instanceof SyntaxError) return "upstream answered a malformed result";
@@ -189,9 +235,9 @@ function askedOf(policy: MethodPolicy, params: unknown[], refs: BlockRefs): Aske
   // A result named by a transaction's hash: the transaction may not be in a block yet.
   if (policy.block?.kind !== "position") return { unnamed: "both" };
   const ref = params[policy.block.index];
-  if (typeof ref !== "string") return {};
   const number = refs.numberOf(ref);
   if (number !== undefined) return { number };
+  if (typeof ref !== "string") return {};
   if (refs.isHash(ref)) return { hash: refs.normalizeHash(ref) };
   return ref === "pending" ? { unnamed: "either" } : {};
 }

@@ -203,7 +203,11 @@ export async function startPrimary(options: {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port) };
   try {
     if (config.upstreamUrls.length === 0) {
-      devChain = await familyOf(config.chain).startDevNode({ dataDir: config.dataDir, log });
+      devChain = await familyOf(config.chain).startDevNode({
+        dataDir: config.dataDir,
+        log,
+        chain: config.chain,
+      });
       env.UPSTREAM_URLS = devChain.url;
       env.HEAD_POLL_MS ??= String(devChain.headPollMs);
     }

@@ -1,7 +1,7 @@
 /** The cache: the memory tier, the disk tier (CACHE_DISK_MB; the chain's own folder), the fleet's tier. */
 import { join } from "node:path";
 import type { ChainInfo } from "../blockchain";
-import type { BlockHeader } from "../blockHeader";
+import { type BlockHeader, hashDigits } from "../blockHeader";
 import { type Cache, createCache } from "../cache/cache";
 import { createDiskTier, type DiskTier } from "../cache/disk";
 import { createMemoryTier, type MemoryTier } from "../cache/memory";
@@ -40,7 +40,11 @@ export function buildCache(
   let disk: DiskTier | undefined;
   if (config.cacheDiskMb > 0 && caching) {
     const tier = createDiskTier({
-      dir: join(config.dataDir, "cache", `${chain.chain.chainId}-${chain.genesis.hash.slice(2, 18)}`),
+      dir: join(
+        config.dataDir,
+        "cache",
+        `${chain.chain.chainId}-${hashDigits(chain.genesis.hash).slice(0, 16)}`,
+      ),
       maxBytes: config.cacheDiskMb * MIB,
       log,
       onEvict: (count) => metrics.cacheEvictions.inc({ tier: "disk" }, count),

@@ -6,10 +6,10 @@
 
 import type { ChainInfo } from "../blockchain";
 import type { BlockHeader } from "../blockHeader";
+import { ConfigError } from "../config";
 import { type ChainFollower, createChainFollower } from "../engine/chainFollower";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
-import type { NodeProtocol } from "../upstream/protocol";
 import type { StartContext } from "./startContext";
 
 /** How long start-up waits for an upstream to say which chain it serves, and between two asks. */
@@ -24,24 +24,39 @@ export interface Chain {
   genesis: BlockHeader;
 }
 
-/** The chain's identity, as the first upstream to answer the family's identity call names it. */
-async function readIdentity(pool: UpstreamPool, protocol: NodeProtocol, log: Logger): Promise<bigint> {
-  const { method, params } = protocol.identity;
+/** The chain's identity, as the first upstream able to say names it, and which upstream that was. */
+async function readIdentity(
+  pool: UpstreamPool,
+  log: Logger,
+): Promise<{ identity: string; upstream: string }> {
   const deadline = Date.now() + IDENTITY_WAIT_MS;
   for (;;) {
     try {
-      const identity = protocol.identityOf((await pool.call(method, params)).raw);
-      if (identity === undefined) throw new Error(`${method} named no chain`);
-      return identity;
+      const { identity, upstream } = await pool.readIdentity();
+      return { identity, upstream: upstream.name };
     } catch (error) {
       if (Date.now() >= deadline) {
         throw new Error(
-          `no upstream answered ${method} within ${IDENTITY_WAIT_MS / 1000} s: ${(error as Error).message}`,
+          `no upstream said which chain it serves within ${IDENTITY_WAIT_MS / 1000} s: ${(error as Error).message}`,
         );
       }
-      log.warn(`waiting for an upstream to answer ${method}`, { error: (error as Error).message });
+      log.warn("waiting for an upstream to say which chain it serves", { error: (error as Error).message });
       await Bun.sleep(IDENTITY_RETRY_MS);
     }
+  }
+}
+
+/**
+ * The chain the identity names, as the family describes it; a node of a chain other than CHAIN's stops the
+ * start, its message saying which upstream serves what (the family's says what CHAIN would take).
+ */
+function describe(ctx: StartContext, identity: string, upstream: string): ChainInfo {
+  const { config, family } = ctx;
+  try {
+    return family.describe(identity, { blockchain: config.chain, confirmations: config.confirmations });
+  } catch (error) {
+    const message = `${upstream} serves chain ${identity}: ${(error as Error).message}`;
+    throw error instanceof ConfigError ? new ConfigError(message) : new Error(message, { cause: error });
   }
 }
 
@@ -50,11 +65,11 @@ export async function identifyChain(
   pool: UpstreamPool,
   headPollMs: number,
 ): Promise<Chain> {
-  const { config, log, family, lifetime } = ctx;
-  const identity = await readIdentity(pool, family.node, log);
+  const { log, family, lifetime } = ctx;
+  const { identity, upstream } = await readIdentity(pool, log);
+  const chain = describe(ctx, identity, upstream);
   // Every upstream is checked to serve this chain before it is used (and again after each failure).
   await pool.expectChain(identity);
-  const chain = family.describe(identity, { blockchain: config.chain, confirmations: config.confirmations });
   const head = createChainFollower({
     pool,
     node: family.node,
@@ -69,6 +84,7 @@ export async function identifyChain(
   await pool.socketsReady(SOCKETS_READY_MS);
   await head.refresh();
   log.info("chain identified", {
+    identity,
     chainId: chain.chainId.toString(),
     blockchain: chain.blockchain,
     confirmations: chain.confirmations,

@@ -3,6 +3,10 @@
  * and data operations, and the shared transfers and daily figures), watch filters, subscriptions and the
  * indexer. Everything requests read or write in the database goes through its guard (db/guardDatabase.ts):
  * failures become 503/504, never 500, and calls safe to repeat are tried again once.
+ *
+ * The indexer, the shared data operations (they read the index) and the watch filters (they match blocks
+ * of it) are built only for a family that keeps an index; without one the instance serves its node
+ * methods, and refuses the rest naming its chain (compose/unserved.ts).
  */
 import type { ChainInfo } from "../blockchain";
 import type { Cache } from "../cache/cache";
@@ -14,7 +18,7 @@ import type { ChainFollower } from "../engine/chainFollower";
 import { createEngine } from "../engine/engine";
 import type { Engine } from "../engine/engineApi";
 import { type Indexer, startIndexer } from "../indexer/indexer";
-import type { Guarded } from "../operations/familyOperations";
+import type { FamilyOperations, Guarded } from "../operations/familyOperations";
 import { createStatsOperations } from "../operations/stats";
 import { createOperationTable, type OperationTable } from "../operations/table";
 import { createTransferOperations } from "../operations/transfers";
@@ -27,10 +31,15 @@ import type { StartContext } from "./startContext";
 export interface DataPath {
   engine: Engine;
   table: OperationTable;
-  watch: WatchFilters;
+  /** Undefined where the family keeps no index (or no watch matcher). */
+  watch?: WatchFilters;
   subscriptions: Subscriptions;
-  indexer: Indexer;
+  /** Undefined where the family keeps no index. */
+  indexer?: Indexer;
 }
+
+/** A family with no operations of its own. */
+const NO_OPERATIONS: FamilyOperations = { node: [], data: [] };
 
 export interface DataPathParts {
   pool: UpstreamPool;
@@ -48,42 +57,50 @@ function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine,
   // The callers' reads of the index go to DATABASE_READ_URL when set (a replica).
   const readBlocks =
     database.read === database.sql ? blocks : guarded(createBlockQueries(database.read), "all");
-  const own = family.operations({
-    engine,
-    head,
-    chain,
-    sql: database.sql,
-    guarded,
-    defaultTokens: config.defaultTokens,
-    upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
-    rpcFilters: { timeoutMs: config.rpcFilterTimeoutMs, maxPerKey: config.rpcFiltersPerKey },
-    log,
-  });
-  if (own.stop) lifetime.defer(own.stop);
-  return createOperationTable([
-    ...own.node,
-    ...createTransferOperations({
-      transfers: guarded(family.createTransferQueries(database.read), "all"),
-      blocks: readBlocks,
-      head,
-      chain,
-      addresses: family.addresses,
-    }),
-    ...createStatsOperations({
-      blocks: readBlocks,
+  const own =
+    family.operations?.({
       engine,
       head,
-      blockRefs: family.blockRefs,
-      headers: family.node,
-    }),
-    ...own.data,
-  ]);
+      chain,
+      sql: database.sql,
+      guarded,
+      defaultTokens: config.defaultTokens,
+      upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
+      rpcFilters: { timeoutMs: config.rpcFilterTimeoutMs, maxPerKey: config.rpcFiltersPerKey },
+      log,
+    }) ?? NO_OPERATIONS;
+  if (own.stop) lifetime.defer(own.stop);
+  // The shared data operations read the index: a family without one has none of them.
+  const transfers =
+    family.index && family.createTransferQueries
+      ? createTransferOperations({
+          transfers: guarded(family.createTransferQueries(database.read), "all"),
+          blocks: readBlocks,
+          head,
+          chain,
+          addresses: family.addresses,
+        })
+      : [];
+  const stats = family.index
+    ? createStatsOperations({
+        blocks: readBlocks,
+        engine,
+        head,
+        blockRefs: family.blockRefs,
+        headers: family.node,
+      })
+    : [];
+  return createOperationTable([...own.node, ...transfers, ...stats, ...own.data]);
 }
 
-/** Watch filters read what the indexer just wrote: they stay on the primary, never on a replica. */
+/**
+ * Watch filters read what the indexer just wrote: they stay on the primary, never on a replica. None where
+ * the family keeps no index.
+ */
 function watchFilters(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
   const { config, log, family } = ctx;
   const { head, chain, database } = parts;
+  if (!family.index || !family.createWatchMatcher) return undefined;
   return createWatchFilters({
     // add is idempotent (one filter per key, address, contract, approvals); remove is not.
     filters: guarded(createFilterStore(database.sql), ["add", "list", "page"]),
@@ -110,7 +127,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     head,
     cache: parts.cache,
     refs: family.blockRefs,
-    headNumber: family.headNumber,
+    headMethods: family.headMethods,
     methods: family.methods,
     events: { coalesced: (method) => metrics.coalesced.labels(method).inc() },
   });
@@ -122,12 +139,13 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     head,
     engine,
     upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
-    watch: { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
-    kinds: family.subscriptions,
+    watch: watch && { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
+    kinds: family.subscriptions ?? [],
     log,
     events: subscriptionEvents(metrics),
   });
   lifetime.defer(() => subscriptions.stop());
+  if (!family.index) return { engine, table, watch, subscriptions };
   const indexer = startIndexer({
     sql: database.sql,
     exclusive: database.embedded,

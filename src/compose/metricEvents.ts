@@ -77,3 +77,16 @@ export function subscriptionEvents(metrics: Metrics): SubscriptionEvents {
     changed: (kind, delta) => metrics.wsSubscriptions.inc({ kind }, delta),
   };
 }
+
+/** The series of the index (gateway_indexer_*), all of them made when the metrics are. */
+const INDEXER_SERIES = "gateway_indexer_";
+
+/**
+ * Takes the index's series out of /metrics, for an instance whose family keeps no index: a gauge made at
+ * 0 would say the index is at block 0, or 0 blocks behind, and an alert on its lag would watch nothing.
+ */
+export function dropIndexerSeries(metrics: Metrics): void {
+  for (const metric of metrics.registry.getMetricsAsArray()) {
+    if (metric.name.startsWith(INDEXER_SERIES)) metrics.registry.removeSingleMetric(metric.name);
+  }
+}

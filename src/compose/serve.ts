@@ -3,17 +3,20 @@
  * before the first request (metrics.ts zeroKnownSeries), and the server on its port.
  */
 import type { WorkerLink } from "../cluster/worker";
-import { createApp, listen } from "../http/app";
+import { FAMILIES } from "../families/familyOf";
+import { type App, createApp, listen } from "../http/app";
 import type { Guard } from "../http/guard";
-import { createHealth } from "../http/health";
-import { createStatus } from "../http/status";
+import { createHealth, type Health } from "../http/health";
+import { createStatus, type Status } from "../http/status";
 import { watchFilterRouteSpecs } from "../http/watchFilterRoutes";
 import { type Sources, zeroKnownSeries } from "../metrics";
 import type { CacheTiers } from "./cacheTiers";
 import type { Chain } from "./chain";
 import type { DataPath } from "./dataPath";
+import { dropIndexerSeries } from "./metricEvents";
 import type { StartContext } from "./startContext";
 import type { Storage } from "./storage";
+import { createUnserved } from "./unserved";
 import type { Upstreams } from "./upstreams";
 
 export interface Served {
@@ -31,7 +34,7 @@ export interface ServeParts {
   link: WorkerLink | undefined;
 }
 
-/** What the scrape-time gauges read: the cache tiers, and the head and the index. */
+/** What the scrape-time gauges read: the cache tiers, and the head and the index (where there is one). */
 function figuresOf(parts: ServeParts): Sources {
   const { head } = parts.chain;
   const { indexer } = parts.data;
@@ -40,46 +43,47 @@ function figuresOf(parts: ServeParts): Sources {
     head: () => {
       const top = head.headBlock();
       const finalized = head.finalized();
-      const indexed = indexer.lastBlock;
+      const indexed = indexer?.lastBlock ?? null;
       return {
         number: top && Number(top.number),
         timestamp: top?.timestamp,
         finalized: finalized === undefined ? undefined : Number(finalized),
         indexed: indexed === null ? undefined : Number(indexed),
-        leading: indexer.leading,
+        leading: indexer?.leading,
       };
     },
   };
 }
 
-export function serve(ctx: StartContext, parts: ServeParts): Served {
-  const { config, log, family, metrics, lifetime } = ctx;
-  const { pool } = parts.upstreams;
+/** The app: the table's routes, the watch filters' where there are some, and what is refused by name. */
+function buildApp(ctx: StartContext, parts: ServeParts, health: Health, status: Status): App {
+  const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
-  const { table, watch, subscriptions, indexer } = parts.data;
+  const { table, watch, subscriptions } = parts.data;
   const { link } = parts;
-  const figures = figuresOf(parts);
-  metrics.observe(figures);
-  const { memory, disk } = parts.tiers;
-  const database = parts.storage.database;
-  const health = createHealth({ chain, pool, head, memory, disk, database, indexer, workers: link, log });
-  const status = createStatus({ metrics, figures, health, indexer, indexerEnabled: config.indexer });
-  lifetime.defer(() => status.stop());
-  const app = createApp({
+  return createApp({
     table,
     guard: parts.guard,
     health,
     status,
-    watchFilterRoutes: watchFilterRouteSpecs(watch),
+    watchFilterRoutes: watch ? watchFilterRouteSpecs(watch) : [],
+    unserved: createUnserved({
+      family,
+      families: FAMILIES,
+      chain: chain.blockchain,
+      dataOperations: family.index !== undefined,
+      watchFilters: watch !== undefined,
+    }),
     metrics,
     metricsText: link ? () => link.metricsText() : () => metrics.registry.metrics(),
     head,
     examples: family.examples,
+    summary: family.summary,
     log,
     maxBatchLength: config.maxBatchLength,
     maxBodyBytes: config.maxBodyBytes,
     stream: {
-      streams: family.streams,
+      streams: family.streams ?? [],
       blockRefs: family.blockRefs,
       maxBlocks: config.streamMaxBlocks,
       prefetch: config.streamPrefetch,
@@ -91,6 +95,30 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
       maxBufferBytes: config.wsMaxBufferBytes,
     },
   });
+}
+
+export function serve(ctx: StartContext, parts: ServeParts): Served {
+  const { config, log, metrics, lifetime } = ctx;
+  const { pool } = parts.upstreams;
+  const { chain, head } = parts.chain;
+  const { table, subscriptions, indexer } = parts.data;
+  const { link } = parts;
+  const figures = figuresOf(parts);
+  metrics.observe(figures);
+  // No index, no indexer series: a lag of 0 would read as an index kept up to date.
+  if (!indexer) dropIndexerSeries(metrics);
+  const { memory, disk } = parts.tiers;
+  const database = parts.storage.database;
+  const health = createHealth({ chain, pool, head, memory, disk, database, indexer, workers: link, log });
+  const status = createStatus({
+    metrics,
+    figures,
+    health,
+    indexer,
+    indexerEnabled: indexer !== undefined && config.indexer,
+  });
+  lifetime.defer(() => status.stop());
+  const app = buildApp(ctx, parts, health, status);
   zeroKnownSeries(metrics, {
     upstreams: pool.upstreams.map((u) => u.name),
     operations: table.list.map((op) => ({

@@ -1,4 +1,7 @@
-/** The chain's database (migrated to the family's tables) and the API keys it holds. */
+/**
+ * The chain's database (migrated to sql/common/ and the family's tables, where it keeps an index) and the API
+ * keys it holds.
+ */
 
 import type { ChainInfo } from "../blockchain";
 import type { BlockHeader } from "../blockHeader";
@@ -26,7 +29,8 @@ export async function openStorage(
   });
   log.info("database schema", { schema: database.schema });
   lifetime.defer(() => database.close());
-  await migrate(database.sql, log, migrationSettings(config), readMigrations(family.index.migrations));
+  // A family without an index has no tables of its own: sql/common/ only.
+  await migrate(database.sql, log, migrationSettings(config), readMigrations(family.index?.migrations));
   const auth = await createAuth({
     apiKeys: config.apiKeys,
     keyRates: config.rateLimits,

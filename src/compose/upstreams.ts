@@ -18,7 +18,7 @@ export async function startUpstreams(ctx: StartContext): Promise<Upstreams> {
   let urls = config.upstreamUrls;
   let devPollMs: number | undefined;
   if (urls.length === 0) {
-    const dev = await family.startDevNode({ dataDir: config.dataDir, log });
+    const dev = await family.startDevNode({ dataDir: config.dataDir, log, chain: config.chain });
     lifetime.defer(() => dev.stop());
     urls = [dev.url];
     devPollMs = dev.headPollMs;

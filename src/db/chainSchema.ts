@@ -6,6 +6,7 @@
  * `chain_<id>_<first 8 hex digits of its genesis hash>` (two dev chains with the same id differ by genesis).
  */
 import type postgres from "postgres";
+import { hashDigits } from "../blockHeader";
 
 /** The connection the schema is chosen on (database.ts's Sql, named here so the two do not import each other). */
 type Sql = postgres.Sql<Record<string, never>>;
@@ -15,13 +16,13 @@ const SCHEMA_LOCK = 0x7363_686d;
 
 export interface ChainIdentity {
   chainId: bigint;
-  /** 0x-hex, any case. */
+  /** Hex, any case, with or without 0x. */
   genesisHash: string;
 }
 
 export class SchemaTakenError extends Error {}
 
-const bytesOf = (hex: string) => Buffer.from(hex.slice(2).toLowerCase(), "hex");
+const bytesOf = (hex: string) => Buffer.from(hashDigits(hex), "hex");
 
 /** The schema this chain's tables live in, created and claimed for it when new. */
 export async function claimSchema(sql: Sql, chain: ChainIdentity, configured?: string): Promise<string> {
@@ -41,7 +42,7 @@ export async function claimSchema(sql: Sql, chain: ChainIdentity, configured?: s
     if (schema === undefined) {
       schema = ours(await holder("public"))
         ? "public"
-        : `chain_${chain.chainId}_${chain.genesisHash.slice(2, 10).toLowerCase()}`;
+        : `chain_${chain.chainId}_${hashDigits(chain.genesisHash).slice(0, 8)}`;
     }
     const held = await holder(schema);
     if (!ours(held)) {

@@ -13,7 +13,7 @@ import type { UpstreamPool } from "../upstream/pool";
 import { blockAtTag, type ChainFollower } from "./chainFollower";
 import { createCoalescer } from "./coalescer";
 import type { Engine, EngineResult } from "./engineApi";
-import type { HeadNumberMethod } from "./headNumber";
+import type { HeadMethod } from "./headMethods";
 import type { MethodTable } from "./methodTable";
 
 export interface EngineEvents {
@@ -65,15 +65,15 @@ export function createEngine(options: {
   methods: MethodTable;
   /** How the family's nodes write block numbers and hashes. */
   refs: BlockRefs;
-  /** The family's method answered from the followed head, when it has one. */
-  headNumber?: HeadNumberMethod;
+  /** The family's methods answered from the followed head (its number, its hash). */
+  headMethods?: readonly HeadMethod[];
 }): Engine {
   const { pool, head, cache, events } = options;
   const coalescer = createCoalescer<{ raw: RawJson; upstream: string; fleet?: boolean }>();
   const { methods } = options;
   const fetchMiss = methods.createFetch({ pool, head, engine: () => engine });
 
-  const { refs, headNumber } = options;
+  const { refs } = options;
   const earliest = refs.encode(0n);
   // The node form of the last tag resolution, and the head-number method's answer, reused while the chain
   // stays.
@@ -86,19 +86,15 @@ export function createEngine(options: {
     }
     return lastRef;
   };
-  let answeredN: bigint | undefined;
-  let lastAnswer = "";
-  const headAnswer = (method: HeadNumberMethod, n: bigint) => {
-    if (n !== answeredN) {
-      answeredN = n;
-      lastAnswer = method.answer(n);
-    }
-    return lastAnswer;
-  };
+  const headAnswers = createHeadAnswers(head, options.headMethods ?? []);
 
   /** A block reference in node form, tags resolved; what a moving tag named is noted in `into`. */
   function resolve(ref: unknown, into: Prepared): Resolved {
-    if (typeof ref !== "string") return { value: ref };
+    // A height as a JSON number (the Bitcoin family), or a family whose nodes take no tags.
+    if (typeof ref !== "string" || !refs.tags) {
+      const n = refs.numberOf(ref);
+      return n === undefined ? { value: ref } : { value: ref, n };
+    }
     switch (ref) {
       case "latest":
       case "safe":
@@ -147,7 +143,7 @@ export function createEngine(options: {
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.
-      if (!block.optional || out.length !== block.index) return prepared;
+      if (!block.optional || out.length !== block.index || !refs.tags) return prepared;
       const r = resolve("latest", prepared);
       if (r.n === undefined) return prepared;
       out.push(r.value);
@@ -202,11 +198,9 @@ export function createEngine(options: {
   const engine: Engine = {
     /** A cache hit is answered synchronously; only a call that must wait returns a Promise. */
     call(method, params): EngineResult | Promise<EngineResult> {
-      if (method === headNumber?.method) {
-        // The followed head answers, so the head-number method and every `latest` name the same block.
-        const latest = head.latest();
-        if (latest !== undefined) return { raw: headAnswer(headNumber, latest), source: "memory" };
-      }
+      // The followed head answers, so the head methods and every `latest` name the same block.
+      const fromHead = headAnswers(method);
+      if (fromHead !== undefined) return { raw: fromHead, source: "memory" };
       const { prepared, key, policy, tiers } = plan(method, params);
       if (tiers && policy) {
         const hit = tiers.lookup(key, policy);
@@ -251,9 +245,33 @@ export function createEngine(options: {
     },
     readStored(method, params, use) {
       const policy = methods.policy(method);
-      if (!cache || !policy || !cache.cacheable(policy, params)) return false;
+      // A live answer is never read as stored: its live members follow the head (call answers them).
+      if (!cache || !policy || policy.live || !cache.cacheable(policy, params)) return false;
       return cache.readFinal(keyOf(method, params), use);
     },
   };
   return engine;
+}
+
+/**
+ * The answer of a head method (HeadMethod) at the followed head, made once per head and method; undefined for
+ * any other method, or while the head is not fresh (the node is asked then).
+ */
+function createHeadAnswers(
+  head: ChainFollower,
+  methods: readonly HeadMethod[],
+): (method: string) => string | undefined {
+  const made = new Map(methods.map((m) => [m.method, { method: m, hash: "", text: "" }]));
+  return (method) => {
+    const answer = made.size === 0 ? undefined : made.get(method);
+    if (answer === undefined) return undefined;
+    const number = head.latest();
+    const hash = number === undefined ? undefined : head.canonicalHash(number);
+    if (hash === undefined) return undefined;
+    if (hash !== answer.hash) {
+      answer.hash = hash;
+      answer.text = answer.method.answer({ number: number!, hash });
+    }
+    return answer.text;
+  };
 }

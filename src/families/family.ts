@@ -10,7 +10,7 @@ import type { Blockchain, ChainInfo } from "../blockchain";
 import type { BlockRefs } from "../blockRef";
 import type { Sql } from "../db/database";
 import type { FinalityTags } from "../engine/chainFollower";
-import type { HeadNumberMethod } from "../engine/headNumber";
+import type { HeadMethod } from "../engine/headMethods";
 import type { MethodTable } from "../engine/methodTable";
 import type { IndexFamily } from "../indexer/indexFamily";
 import type { Logger } from "../log";
@@ -41,10 +41,18 @@ export interface ChainFamily {
   serves(chain: Blockchain | undefined): boolean;
   /** How its nodes write block references. */
   readonly blockRefs: BlockRefs;
-  /** The chain served, from the node's identity (EVM: its chain id) and the configuration. */
-  describe(identity: bigint, overrides: { blockchain?: Blockchain; confirmations?: number }): ChainInfo;
-  /** Starts its dev node (state kept under `dataDir`), for a service with no UPSTREAM_URLS. */
-  startDevNode(options: { dataDir: string; log: Logger }): Promise<DevNode>;
+  /**
+   * The chain served, from the node's identity (NodeProtocol.readIdentity: EVM its chain id in 0x hex, the
+   * Bitcoin family `<chain>:<genesis hash>`) and the configuration. Throws (a ConfigError) when the identity
+   * is not of the chain CHAIN names, saying which identities CHAIN would take: the start stops, and
+   * compose/chain.ts adds which upstream served what.
+   */
+  describe(identity: string, overrides: { blockchain?: Blockchain; confirmations?: number }): ChainInfo;
+  /**
+   * Starts its dev node (state kept under `dataDir`), for a service with no UPSTREAM_URLS; `chain`: CHAIN,
+   * where the family's nodes serve several coins (the Bitcoin family: a regtest litecoind for LTC).
+   */
+  startDevNode(options: { dataDir: string; log: Logger; chain?: Blockchain }): Promise<DevNode>;
   /** What the API docs' examples name: an account, a token and a transaction its dev node has. */
   readonly examples?: FamilyExamples;
   // The node protocol, and what the chain follower and the engine take of it (upstream, engine)
@@ -52,25 +60,35 @@ export interface ChainFamily {
   readonly node: NodeProtocol;
   /** The tags its nodes name their final and safe blocks by; undefined: finality is counted in blocks. */
   readonly finalityTags?: FinalityTags;
-  /** Its method whose answer is the head's number, answered from the followed head (engine/headNumber.ts). */
-  readonly headNumber?: HeadNumberMethod;
+  /** Its methods whose answer is the head (its number, its hash), answered from the followed head. */
+  readonly headMethods?: readonly HeadMethod[];
   // Method rows, operations, streams (engine, operations, http)
   /** Its node methods' cache policies, and its methods that need more than one call, for the engine. */
   readonly methods: MethodTable;
-  /** Its operations: its node methods (from its method rows) and its own data operations. */
-  operations(deps: FamilyOperationDeps): FamilyOperations;
-  /** Its bulk streams of node operations over ranges of blocks (http/stream.ts). */
-  readonly streams: readonly StreamSpec[];
-  // The index (indexer, db, the transfers operation)
+  /** Its operations: its node methods (from its method rows) and its own data operations; none unsaid. */
+  operations?(deps: FamilyOperationDeps): FamilyOperations;
+  /** Its bulk streams of node operations over ranges of blocks (http/stream.ts); none unsaid. */
+  readonly streams?: readonly StreamSpec[];
+  // The index (indexer, db, the data operations, watch filters). A family without one (the Bitcoin family
+  // until its part 2) gets no indexer, no data operations and no watch filters: compose/ builds them only
+  // with it, and the instance refuses them naming its chain (compose/unserved.ts).
   /** How its blocks are read, decoded and written into the index, and its tables (sql/<migrations>/). */
-  readonly index: IndexFamily;
+  readonly index?: IndexFamily;
   /** The transfers operation's reads of its index (shared by every instance reading it, a replica's too). */
-  createTransferQueries(sql: Sql): TransferQueries;
+  createTransferQueries?(sql: Sql): TransferQueries;
   // Addresses, watch filters, subscriptions (every floor, watch, realtime)
   /** Which texts are its addresses, their canonical form, and how the index keeps them. */
   readonly addresses: AddressCodec;
-  /** Its watch filters' results of a processed block, from its index and its node. */
-  createWatchMatcher(options: WatchMatcherOptions): WatchMatcher;
+  /** Its watch filters' results of a processed block, from its index and its node (with `index` only). */
+  createWatchMatcher?(options: WatchMatcherOptions): WatchMatcher;
   /** Its kinds of subscription, beside the hub's own (newHeads, watch_filters): realtime/subscriptions.ts. */
-  readonly subscriptions: readonly SubscriptionKind[];
+  readonly subscriptions?: readonly SubscriptionKind[];
+  // What the API docs and the refusals say of it (http/docs.ts, compose/unserved.ts)
+  /** What an instance of it serves, one sentence, for the API docs (unsaid: a generic one). */
+  readonly summary?: string;
+  /**
+   * The prefixes its method and REST route names carry (EVM: `eth_`, ...): an instance of another family
+   * refuses such a name naming its chain, not as a method it never heard of. None where names are bare.
+   */
+  readonly namespaces?: readonly string[];
 }

@@ -3,9 +3,10 @@ import type { Blockchain } from "../blockchain";
 import { ConfigError } from "../config";
 import { evm } from "./evm/evm";
 import type { ChainFamily } from "./family";
+import { utxo } from "./utxo/utxo";
 
 /** Every family the service has, in the order CHAIN is matched against them. */
-const FAMILIES: readonly ChainFamily[] = [evm];
+export const FAMILIES: readonly ChainFamily[] = [evm, utxo];
 
 /** CHAIN names a chain no family serves yet: a configuration error, found when the service starts. */
 export class UnservedChainError extends ConfigError {}

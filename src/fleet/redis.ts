@@ -7,6 +7,7 @@
  * background every RECONNECT_MS, for as long as it takes.
  */
 import { RedisClient } from "bun";
+import { hashDigits } from "../blockHeader";
 import type { Logger } from "../log";
 import { withTimeout } from "../timeout";
 
@@ -43,7 +44,7 @@ class Late extends Error {}
 
 /** What every Redis key and channel of a chain starts with: its id and genesis hash. */
 export const fleetPrefix = (chainId: bigint, genesisHash: string) =>
-  `gw:${chainId}:${genesisHash.slice(2, 18)}:`;
+  `gw:${chainId}:${hashDigits(genesisHash).slice(0, 16)}:`;
 
 /** A connection remade every RECONNECT_MS while it is down; `ready` runs on each new connection. */
 function keepConnected(options: {

@@ -10,6 +10,7 @@
 import { Elysia } from "elysia";
 import type { BlockRefs } from "../blockRef";
 import type { ChainFollower } from "../engine/chainFollower";
+import type { ServiceError } from "../errors";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { StreamSpec } from "../operations/operation";
@@ -17,10 +18,10 @@ import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
 import type { FamilyExamples } from "../schemas";
 import { withTimeout } from "../timeout";
-import { json } from "./answer";
+import { json, restError } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
 import type { Guard, Handler } from "./guard";
-import { type Health, HealthReport, healthRoutes } from "./health";
+import { type Health, healthRoutes } from "./health";
 import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
 import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
@@ -29,6 +30,20 @@ import { streamRoutes } from "./stream";
 import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
 export type Routes = Record<string, Partial<Record<"GET" | "POST" | "DELETE", Handler>>>;
+
+/**
+ * What the service has but this instance does not serve (another family's methods, or what reads an index
+ * its family does not keep), as the refusals that name the chain and why (compose/unserved.ts); undefined
+ * for a name the service never heard of, which keeps the plain refusal.
+ */
+export interface Unserved {
+  /** What it refuses so, one sentence for the API docs; undefined: nothing. */
+  readonly summary?: string;
+  /** A JSON-RPC method's refusal (-32601). */
+  method(name: string): ServiceError | undefined;
+  /** A path's refusal (404 `{detail}`). */
+  path(pathname: string): ServiceError | undefined;
+}
 
 export interface App {
   elysia: Elysia;
@@ -53,6 +68,10 @@ export function createApp(deps: {
   head: ChainFollower;
   /** What the API docs' examples name (an account, a token, a transaction): the chain family's. */
   examples?: FamilyExamples;
+  /** What the instance serves, one sentence, for the API docs: the chain family's. */
+  summary?: string;
+  /** What this instance refuses naming its chain; unsaid: every refusal is the plain one. */
+  unserved?: Unserved;
   log: Logger;
   maxBatchLength: number;
   maxBodyBytes: number;
@@ -62,11 +81,20 @@ export function createApp(deps: {
   ws: { maxSubscriptions: number; maxConnections: number; maxBufferBytes: number };
 }): App {
   const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
-  const rpc = createJsonRpc({ table, log, metrics, maxBatchLength: deps.maxBatchLength });
+  const rpc = createJsonRpc({
+    table,
+    log,
+    metrics,
+    maxBatchLength: deps.maxBatchLength,
+    unserved: deps.unserved && ((method) => deps.unserved!.method(method)),
+  });
   const elysia = new Elysia()
     .onError(({ code, error, request }) => {
       // Unknown routes and framework-level failures; our handlers answer their own errors.
-      if (code === "NOT_FOUND") return json({ detail: "Not Found" }, 404);
+      if (code === "NOT_FOUND") {
+        const unserved = deps.unserved?.path(new URL(request.url).pathname);
+        return unserved ? restError(unserved) : json({ detail: "Not Found" }, 404);
+      }
       if (code === "PARSE") {
         return json({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] }, 422);
       }
@@ -81,10 +109,15 @@ export function createApp(deps: {
       });
     })
     .use(
-      docsRoutes(buildOpenApi(table, watchFilterRoutes, deps.stream.streams, HealthReport), {
-        head,
-        family: deps.examples,
-      }),
+      docsRoutes(
+        buildOpenApi(table, watchFilterRoutes, deps.stream.streams, health.schema, {
+          summary: deps.summary,
+          subscriptionKinds: deps.subscriptions.kinds,
+          examples: deps.examples,
+          notServed: deps.unserved?.summary,
+        }),
+        { head, family: deps.examples },
+      ),
     ) as unknown as Elysia;
   const websocket = createWebSocketTransport({
     guard,

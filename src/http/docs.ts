@@ -162,17 +162,40 @@ const security = [{ api_key_query: [] }, { api_key_header: [] }];
 /** The path items of the document, by path: each item's operations by HTTP method. */
 type Paths = Record<string, Record<string, unknown>>;
 
+/** What the document says of the instance beyond its table: the family's words, its subscriptions. */
+export interface DocsAbout {
+  /** What the instance serves, one sentence (the chain family's); unsaid: one made of what it serves. */
+  summary?: string;
+  /** The kinds eth_subscribe serves, in order (realtime/subscriptions.ts). */
+  subscriptionKinds: readonly string[];
+  /** What the examples name of the dev node (the chain family's). */
+  examples?: FamilyExamples;
+  /** What the instance refuses naming its chain, one sentence (http/app.ts `Unserved`); unsaid: nothing. */
+  notServed?: string;
+}
+
+/** The route specs' tags, as the document lists them. */
+const ROUTE_TAGS: Record<string, string> = { watch_filters: "Address watch filters, polled per block" };
+
+/** A sentence of what the instance serves, from its table and routes, where its family gives none. */
+function servedSummary(table: OperationTable, routes: RouteSpec[]): string {
+  const rest = table.list.some((op) => op.rest !== undefined);
+  const watch = routes.some((route) => route.tag === "watch_filters");
+  return `Node methods over JSON-RPC (HTTP and WebSocket)${rest ? " and REST" : ""}${watch ? ", and address watch filters" : ""}.`;
+}
+
 /** The OpenAPI document of what the instance serves: its table's operations, its streams and routes. */
 export function buildOpenApi(
   table: OperationTable,
   routes: RouteSpec[],
   streams: readonly StreamSpec[],
   healthSchema: TSchema,
+  about: DocsAbout = { subscriptionKinds: [] },
 ) {
   const paths: Paths = {};
   for (const part of [
     restPaths(table),
-    jsonRpcPaths(table),
+    jsonRpcPaths(table, about),
     specRoutePaths(routes),
     streamPaths(table, streams),
     healthPaths(healthSchema),
@@ -186,13 +209,19 @@ export function buildOpenApi(
     info: {
       title: "Blockchain data access service",
       version: API_VERSION,
-      description:
-        "Blocks, transactions, receipts, logs, traces, transfers, token balances and metadata over REST and JSON-RPC, and address watch filters.",
+      description: about.summary ?? servedSummary(table, routes),
     },
     tags: [
-      { name: "node", description: "Node data over REST and JSON-RPC" },
+      {
+        name: "node",
+        description: table.list.some((op) => op.rest)
+          ? "Node data over REST and JSON-RPC"
+          : "Node data over JSON-RPC",
+      },
       { name: "health", description: "Liveness and readiness" },
-      { name: "watch_filters", description: "Address watch filters, polled per block" },
+      ...Object.entries(ROUTE_TAGS)
+        .filter(([tag]) => routes.some((route) => route.tag === tag))
+        .map(([name, description]) => ({ name, description })),
     ],
     paths: hoistedPaths,
     components: {
@@ -238,15 +267,22 @@ function restPaths(table: OperationTable): Paths {
 function jsonRpcSchemas(table: OperationTable) {
   const literals = (group: string) =>
     table.list.filter((op) => op.group === group).map((op) => T.Literal(op.method));
+  // Each group the instance has (a family without data operations has no `Methods`).
+  const groups = (["Methods", "NodeMethods"] as const)
+    .map((group) => ({ group, names: literals(group) }))
+    .filter(({ names }) => names.length > 0)
+    .map(({ group, names }) => T.Union(names, { title: group }));
+  const positional = T.Array(T.Unknown(), { default: [], description: "positional params" });
   const JsonRpcRequest = T.Object(
     {
       jsonrpc: T.Optional(T.String({ default: "2.0" })),
       id: T.Optional(T.Unknown({ default: 0, description: "echoed exactly: string, number or null" })),
-      method: T.Union([
-        T.Union(literals("Methods"), { title: "Methods" }),
-        T.Union(literals("NodeMethods"), { title: "NodeMethods" }),
-      ]),
-      params: T.Optional(T.Array(T.Unknown(), { default: [], description: "positional params" })),
+      method: T.Union(groups),
+      params: T.Optional(
+        table.list.some((op) => op.byName)
+          ? T.Union([positional, T.Record(T.String(), T.Unknown(), { description: "params by name" })])
+          : positional,
+      ),
     },
     { title: "JsonRpcRequest" },
   );
@@ -267,29 +303,45 @@ function jsonRpcSchemas(table: OperationTable) {
   return { JsonRpcRequest, JsonRpcResponse };
 }
 
-const WEBSOCKET_DESCRIPTION = [
-  "The same URL as POST, upgraded: `ws://<host>/node/jsonrpc?api_key=<key>` (or the `x-api-key` header at",
-  "the upgrade; a missing or wrong key is a 401 before upgrading). Every method above works, singles and",
-  "batches, with the same errors, cache and rate limits (one token per call); text that is not JSON gets",
-  "a -32700 error and the socket stays open. Plus:",
-  "",
-  '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
-  "  branch's heads from the fork point.",
-  '- `eth_subscribe ["logs", {address?, topics?, fromBlock?, toBlock?}]`: the logs of each new canonical',
-  '  block; on a reorg the logs of the dropped blocks come again with `"removed": true`, then the new',
-  "  branch's. A past fromBlock, `latest` and `pending` change nothing; a bound above the head keeps out the",
-  "  blocks beyond it; a toBlock below the head names only past blocks: -32602 (use eth_getLogs).",
-  '- `eth_subscribe ["newPendingTransactions", full?]`: passed through from an upstream that offers it (else',
-  "  -32601): hashes, or with `true` full transactions where the node gives them.",
-  '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
-  "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
-  "  returns for it, in the same order.",
-  "- `eth_unsubscribe [id]`: `true`, or `false` for an id this socket does not hold.",
-  "",
-  'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
-  "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
-  "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
-].join("\n");
+/** What each subscription kind pushes, by its name (eth_subscribe's first param). */
+const KIND_LINES: Record<string, string[]> = {
+  newHeads: [
+    '- `eth_subscribe ["newHeads"]`: every new canonical head, in order, with no gap; after a reorg, the new',
+    "  branch's heads from the fork point.",
+  ],
+  logs: [
+    '- `eth_subscribe ["logs", {address?, topics?, fromBlock?, toBlock?}]`: the logs of each new canonical',
+    '  block; on a reorg the logs of the dropped blocks come again with `"removed": true`, then the new',
+    "  branch's. A past fromBlock, `latest` and `pending` change nothing; a bound above the head keeps out the",
+    "  blocks beyond it; a toBlock below the head names only past blocks: -32602 (use eth_getLogs).",
+  ],
+  newPendingTransactions: [
+    '- `eth_subscribe ["newPendingTransactions", full?]`: passed through from an upstream that offers it (else',
+    "  -32601): hashes, or with `true` full transactions where the node gives them.",
+  ],
+  watch_filters: [
+    '- `eth_subscribe ["watch_filters", {"version": "v1" | "v2"}]`: for each newly processed block, one',
+    "  notification per result of the caller's filters, exactly what `/watch_filters/check` (or `check_v2`)",
+    "  returns for it, in the same order.",
+  ],
+};
+
+/** The WebSocket on the JSON-RPC path, with the subscription kinds this instance serves. */
+function websocketDescription(kinds: readonly string[]): string {
+  return [
+    "The same URL as POST, upgraded: `ws://<host>/node/jsonrpc?api_key=<key>` (or the `x-api-key` header at",
+    "the upgrade; a missing or wrong key is a 401 before upgrading). Every method above works, singles and",
+    "batches, with the same errors, cache and rate limits (one token per call); text that is not JSON gets",
+    "a -32700 error and the socket stays open. Plus:",
+    "",
+    ...kinds.flatMap((kind) => KIND_LINES[kind] ?? [`- \`eth_subscribe ["${kind}"]\`.`]),
+    "- `eth_unsubscribe [id]`: `true`, or `false` for an id this socket does not hold.",
+    "",
+    'Notifications: `{jsonrpc, method: "eth_subscription", params: {subscription, result}}`. Limits:',
+    "WS_MAX_SUBSCRIPTIONS per socket and WS_MAX_CONNECTIONS per key (429 at the upgrade); a reader with more",
+    "than WS_MAX_BUFFER_BYTES unsent is closed with 1008. Pinged every 30 s.",
+  ].join("\n");
+}
 
 const JSON_RPC_ERRORS = [
   "Any other method is answered HTTP 200 with the JSON-RPC error -32601 (`the method X does not exist or is",
@@ -297,15 +349,39 @@ const JSON_RPC_ERRORS = [
   "Only a malformed envelope is a 422.",
 ].join("\n");
 
-const JSON_RPC_EXAMPLES = [
-  "Examples: one a method (pick it above the request body). They ask about what the dev chain of `npm start`",
-  "holds (an account, a token and a transaction of its seed) and about the followed head (its hash, its time,",
-  "its day). A write's example goes through once (then the node refuses it, as any node would); a method",
-  "whose only param is an id another method makes (a filter's) has none.",
-].join("\n");
+/** What is refused, and how params may be given: by position always, by name where the methods take it. */
+function errorsNote(table: OperationTable): string {
+  const named = table.list.filter((op) => op.byName).map((op) => `\`${op.method}\``);
+  if (named.length === 0) return JSON_RPC_ERRORS;
+  const byName =
+    named.length === table.list.length
+      ? "params are given by position (an array) or by name (an object of the names above)."
+      : `params by name (an object of the names above) are taken by ${named.join(", ")}, and -32602 for any other method.`;
+  return [
+    "Any other method is answered HTTP 200 with the JSON-RPC error -32601 (`the method X does not exist or is",
+    `not available\`), alone as in a batch, and never reaches a node; ${byName} Only a malformed envelope is a 422.`,
+  ].join("\n");
+}
+
+/** What the examples ask about: the dev node's seed where the family names one, and the followed head. */
+function examplesNote(examples: FamilyExamples | undefined): string {
+  if (examples?.account && examples.token && examples.transaction) {
+    return [
+      "Examples: one a method (pick it above the request body). They ask about what the dev chain of `npm start`",
+      "holds (an account, a token and a transaction of its seed) and about the followed head (its hash, its time,",
+      "its day). A write's example goes through once (then the node refuses it, as any node would); a method",
+      "whose only param is an id another method makes (a filter's) has none.",
+    ].join("\n");
+  }
+  return [
+    "Examples: one a method whose params can be given one (pick it above the request body), about what every",
+    "chain has (its first block, the followed head); a method whose params only the caller has (a transaction",
+    "to decode or send, its id) has none.",
+  ].join("\n");
+}
 
 /** /node/jsonrpc: POST (one call or a batch of the table's methods) and GET (the WebSocket upgrade). */
-function jsonRpcPaths(table: OperationTable): Paths {
+function jsonRpcPaths(table: OperationTable, about: DocsAbout): Paths {
   const { JsonRpcRequest, JsonRpcResponse } = jsonRpcSchemas(table);
   const methodList = table.list
     .map(
@@ -316,7 +392,7 @@ function jsonRpcPaths(table: OperationTable): Paths {
   const post = {
     tags: ["node"],
     summary: "JSON-RPC 2.0: one request, or a batch (an array) answered element by element",
-    description: `Methods and their positional params:\n\n${methodList}\n\n${JSON_RPC_ERRORS}\n\n${JSON_RPC_EXAMPLES}`,
+    description: `Methods and their positional params:\n\n${methodList}\n\n${errorsNote(table)}${about.notServed ? ` ${about.notServed}` : ""}\n\n${examplesNote(about.examples)}`,
     operationId: "jsonrpc",
     security,
     requestBody: {
@@ -350,7 +426,7 @@ function jsonRpcPaths(table: OperationTable): Paths {
   const get = {
     tags: ["node"],
     summary: "JSON-RPC 2.0 over WebSocket (Upgrade: websocket), with eth_subscribe",
-    description: WEBSOCKET_DESCRIPTION,
+    description: websocketDescription(about.subscriptionKinds),
     operationId: "jsonrpc_websocket",
     security,
     responses: {

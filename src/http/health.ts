@@ -3,7 +3,7 @@
  * or the database does not answer. Upstream state comes from the pool's own polls, so health never loads
  * nodes.
  */
-import { type Static, Type as T } from "@sinclair/typebox";
+import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { ChainInfo } from "../blockchain";
 import type { DiskTier } from "../cache/disk";
@@ -27,6 +27,13 @@ const WorkerSlot = T.Object({
   since: T.String({ description: "when it entered its state (ISO 8601)" }),
 });
 
+const IndexerSection = T.Object({
+  lastBlockNumber: Nullable(T.Integer()),
+  headBlockNumber: Nullable(T.Integer()),
+  lag: Nullable(T.Integer()),
+  leading: T.Boolean({ description: "this instance writes the index (others on the database serve it)" }),
+});
+
 export const HealthReport = T.Object({
   status: T.Union([T.Literal("ok"), T.Literal("degraded")]),
   chain: T.String({ description: "Blockchain code" }),
@@ -43,7 +50,10 @@ export const HealthReport = T.Object({
         }),
         headBlockNumber: Nullable(T.Integer()),
         batchLimit: T.Integer(),
-        pushing: T.Boolean({ description: "its WebSocket subscription to new heads is live" }),
+        pushing: T.Boolean({
+          description:
+            "its new heads are pushed now: a live WebSocket subscription, or a long-poll held open",
+        }),
       }),
     ),
   }),
@@ -68,12 +78,7 @@ export const HealthReport = T.Object({
       T.Null(),
     ]),
   }),
-  indexer: T.Object({
-    lastBlockNumber: Nullable(T.Integer()),
-    headBlockNumber: Nullable(T.Integer()),
-    lag: Nullable(T.Integer()),
-    leading: T.Boolean({ description: "this instance writes the index (others on the database serve it)" }),
-  }),
+  indexer: IndexerSection,
   workers: T.Optional(
     T.Object(
       {
@@ -83,6 +88,12 @@ export const HealthReport = T.Object({
       { description: "present when WORKERS > 1: the pool of HTTP workers sharing the port" },
     ),
   ),
+});
+
+/** The report of an instance whose chain family keeps no index: no indexer, so no lag to report. */
+export const HealthReportWithoutIndex = T.Object({
+  ...HealthReport.properties,
+  indexer: T.Null({ description: "null: this chain's family keeps no index (no indexer runs, no lag)" }),
 });
 
 /** A worker pool's state, as its primary last told the worker that answers. */
@@ -98,7 +109,8 @@ export interface HealthDeps {
   memory: MemoryTier;
   disk?: DiskTier;
   database: { embedded: boolean; schema: string; ping(): Promise<void> };
-  indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
+  /** Undefined where the chain's family keeps no index. */
+  indexer?: { readonly lastBlock: bigint | null; readonly leading: boolean };
   workers?: PoolView;
   log: Logger;
 }
@@ -124,21 +136,39 @@ async function timed(
   }
 }
 
-/** GET /health's body. */
-export type HealthBody = Static<typeof HealthReport>;
+/** GET /health's body: `indexer` is null where the chain's family keeps no index. */
+export type HealthBody = Omit<Static<typeof HealthReport>, "indexer"> & {
+  indexer: Static<typeof IndexerSection> | null;
+};
 
 export interface Health {
   report(): Promise<HealthBody>;
+  /** The report's schema, for the API docs (with an indexer section or without). */
+  readonly schema: TSchema;
+}
+
+/** The indexer's section of the report: where it is, and how far behind the upstreams' head. */
+function indexerSection(
+  indexer: NonNullable<HealthDeps["indexer"]>,
+  headBlockNumber: number | null,
+): Static<typeof IndexerSection> {
+  const last = indexer.lastBlock;
+  const lastBlockNumber = last === null ? null : Number(last);
+  return {
+    lastBlockNumber,
+    headBlockNumber,
+    lag: lastBlockNumber !== null && headBlockNumber !== null ? headBlockNumber - lastBlockNumber : null,
+    leading: indexer.leading,
+  };
 }
 
 export function createHealth(deps: HealthDeps): Health {
   return {
+    schema: deps.indexer ? HealthReport : HealthReportWithoutIndex,
     async report() {
       const db = await timed(() => deps.database.ping(), deps.log);
       const head = deps.pool.head();
       const headBlockNumber = head ? Number(head.number) : null;
-      const last = deps.indexer.lastBlock;
-      const lastBlockNumber = last === null ? null : Number(last);
       const upstreamOk = deps.pool.upstreams.some((u) => u.state === "closed");
       const databaseOk = db.error === undefined;
       return {
@@ -154,7 +184,7 @@ export function createHealth(deps: HealthDeps): Health {
             state: u.state,
             headBlockNumber: u.head === null ? null : Number(u.head),
             batchLimit: u.batchLimit,
-            pushing: u.socket?.live ?? false,
+            pushing: u.pushing,
           })),
         },
         database: {
@@ -173,13 +203,7 @@ export function createHealth(deps: HealthDeps): Health {
           memory: { bytes: deps.memory.bytes, entries: deps.memory.entries },
           disk: deps.disk ? deps.disk.usage() : null,
         },
-        indexer: {
-          lastBlockNumber,
-          headBlockNumber,
-          lag:
-            lastBlockNumber !== null && headBlockNumber !== null ? headBlockNumber - lastBlockNumber : null,
-          leading: deps.indexer.leading,
-        },
+        indexer: deps.indexer ? indexerSection(deps.indexer, headBlockNumber) : null,
         ...(deps.workers ? { workers: { self: deps.workers.index, pool: deps.workers.workers() } } : {}),
       };
     },

@@ -178,8 +178,13 @@ export function createJsonRpc(options: {
   log: Logger;
   metrics: Metrics;
   maxBatchLength: number;
+  /**
+   * The refusal of a method the service has but this instance does not serve (another family's, or one
+   * reading an index its family does not keep), naming the chain; undefined: the plain -32601.
+   */
+  unserved?: (method: string) => ServiceError | undefined;
 }): JsonRpc {
-  const { table, log, metrics, maxBatchLength } = options;
+  const { table, log, metrics, maxBatchLength, unserved } = options;
   const requests = metrics.requests;
   const memo = createParamsMemo();
   const memoKey = (call: CallText) => `${call.method}\u0000${call.params}`;
@@ -245,19 +250,23 @@ export function createJsonRpc(options: {
       );
     }
     const method = named!;
-    if (!known) return refused(new MethodNotFoundError(method));
-    // Params by name: well formed, but every method here takes its params by position.
-    if (v.params !== undefined && v.params !== null && !Array.isArray(v.params)) {
+    if (!known) return refused(unserved?.(method) ?? new MethodNotFoundError(method));
+    // Params by name: mapped to positions by a method that takes them so (a Bitcoin-family node's); well
+    // formed but refused by any other, which takes its params by position.
+    const byName = v.params !== undefined && v.params !== null && !Array.isArray(v.params);
+    const op = table.byMethod(method);
+    if (byName && !op?.byName) {
       return refused(
         new InvalidParamsError(
           `invalid params: ${method} takes its params by position (an array), not by name (an object)`,
         ),
       );
     }
-    const params = (v.params as unknown[] | null | undefined) ?? [];
-    const op = table.byMethod(method);
-    if (!op) return { identity, method, local, params };
+    if (!op) return { identity, method, local, params: (v.params as unknown[] | null | undefined) ?? [] };
     try {
+      const params = byName
+        ? op.fromNamed(v.params as object as Record<string, unknown>)
+        : ((v.params as unknown[] | null | undefined) ?? []);
       return { identity, method, op, params: op.prepare(params) };
     } catch (error) {
       return { identity, method, params: [], error: toServiceError(error) };

@@ -110,7 +110,8 @@ export interface StatusDeps {
   /** What the scrape-time gauges read (the head's timestamp, the cache's budgets). */
   figures: Sources;
   health: Health;
-  indexer: { readonly lastBlock: bigint | null; readonly leading: boolean };
+  /** Undefined where the chain's family keeps no index. */
+  indexer?: { readonly lastBlock: bigint | null; readonly leading: boolean };
   /** INDEXER=on: this instance may lead (it does once it holds the lock). */
   indexerEnabled: boolean;
 }
@@ -154,6 +155,7 @@ export interface StatusReport {
     lastMinute: { lookups: number; memory: number | null; disk: number | null; miss: number | null };
   };
   requests: { perSecond: number; operations: OperationRow[] };
+  /** Null where the chain's family keeps no index: the page shows no indexer card. */
   indexer: {
     enabled: boolean;
     leading: boolean;
@@ -162,7 +164,7 @@ export interface StatusReport {
     blocksPerSecond: number;
     backfilling: boolean;
     etaSeconds: number | null;
-  };
+  } | null;
   websocket: { connections: number; subscriptions: Record<string, number> };
   /** The counters as /metrics has them now (requests summed over transports). */
   totals: {
@@ -314,6 +316,7 @@ function indexerSection(
   recent: Snapshot,
   enabled: boolean,
 ): StatusReport["indexer"] {
+  if (!health.indexer) return null;
   const lag = health.indexer.lag;
   const blocksPerSecond =
     now.indexed !== null && recent.indexed !== null
@@ -334,7 +337,7 @@ export function createStatus(deps: StatusDeps): Status {
   const { metrics, health, indexer } = deps;
   const ring: Snapshot[] = [];
   let sampling = false;
-  const take = () => snapshot(metrics, indexer.lastBlock);
+  const take = () => snapshot(metrics, indexer?.lastBlock ?? null);
 
   async function sample() {
     if (sampling) return;

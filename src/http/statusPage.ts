@@ -83,7 +83,7 @@ const BODY = `
       <tbody id="upstreams"></tbody>
     </table></div>
   </section>
-  <section>
+  <section id="indexer-card">
     <h2>Indexer</h2>
     <div class="figures">
       <div><span>state</span><b id="indexer-state">–</b></div>
@@ -243,13 +243,9 @@ function render(s) {
   }
 
   const ix = s.indexer;
-  text("indexer-state", ix.leading ? (ix.backfilling ? "backfilling" : "following the head") : ix.lastBlockNumber === null ? (ix.enabled ? "starting" : "off") : "standby (another instance writes)");
-  text("indexer-last", num(ix.lastBlockNumber));
-  text("indexer-lag", num(ix.lag));
-  text("indexer-rate", num(ix.blocksPerSecond));
-  text("indexer-eta", ix.backfilling ? duration(ix.etaSeconds) : "–");
-  const total = ix.lastBlockNumber !== null && ix.lag !== null ? ix.lastBlockNumber + ix.lag : 0;
-  $("indexer-bar").style.width = total > 0 ? Math.min(100, (ix.lastBlockNumber / total) * 100) + "%" : "0";
+  // No index on this chain's family: no card (rather than one that reads "off").
+  $("indexer-card").hidden = ix === null;
+  if (ix !== null) renderIndexer(ix);
 
   text("db-status", s.database.status + (s.database.embedded ? " (embedded)" : ""));
   text("db-ping", msText(s.database.pingMs));
@@ -270,6 +266,16 @@ function render(s) {
     operations.append(row);
   }
   document.body.dataset.rendered = String(s.at);
+}
+
+function renderIndexer(ix) {
+  text("indexer-state", ix.leading ? (ix.backfilling ? "backfilling" : "following the head") : ix.lastBlockNumber === null ? (ix.enabled ? "starting" : "off") : "standby (another instance writes)");
+  text("indexer-last", num(ix.lastBlockNumber));
+  text("indexer-lag", num(ix.lag));
+  text("indexer-rate", num(ix.blocksPerSecond));
+  text("indexer-eta", ix.backfilling ? duration(ix.etaSeconds) : "–");
+  const total = ix.lastBlockNumber !== null && ix.lag !== null ? ix.lastBlockNumber + ix.lag : 0;
+  $("indexer-bar").style.width = total > 0 ? Math.min(100, (ix.lastBlockNumber / total) * 100) + "%" : "0";
 }
 
 async function tick() {

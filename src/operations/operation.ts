@@ -1,7 +1,8 @@
 /**
  * One operation table drives the REST routes, JSON-RPC dispatch and the OpenAPI document. An operation
- * is a JSON-RPC method with positional params; its REST route, when it has one, maps a JSON body onto
- * the same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
+ * is a JSON-RPC method with positional params (and, where its family's nodes take them so, named ones,
+ * mapped to positions by the params' names); its REST route, when it has one, maps a JSON body onto the
+ * same params. Handlers return the result as raw JSON text, so node bytes pass through untouched.
  */
 import { Type as T, type TObject, type TSchema } from "@sinclair/typebox";
 import type { Caller } from "../caller";
@@ -16,6 +17,8 @@ export type MethodGroup = "Methods" | "NodeMethods";
 
 export interface ParamSpec {
   name: string;
+  /** Other names the param goes by, in params by name (a node version's older name: `verbose`). */
+  aliases?: readonly string[];
   schema: TSchema;
   optional?: boolean;
   /** Turns a valid value into the node's form (hex quantities, lower-case hex, tags). */
@@ -67,6 +70,12 @@ export interface OperationSpec {
   params: ParamSpec[];
   /** What the JSON-RPC result is, for the OpenAPI document. */
   result: TSchema;
+  /**
+   * It takes its params by name too (an object), as Bitcoin Core's nodes do: each named param goes to its
+   * position, a position left out before the last named one is null (the node's default). Unsaid: params
+   * by name are refused.
+   */
+  byName?: boolean;
   rest?: RestSpec;
   /** Synchronous when the answer is at hand (a cache hit), else a Promise. */
   run: (params: unknown[], context?: RunContext) => OperationResult | Promise<OperationResult>;
@@ -86,6 +95,11 @@ export interface OperationSpec {
 export interface Operation extends OperationSpec {
   /** Checks JSON-RPC params and returns them in the node's form; throws InvalidParamsError. */
   prepare(params: unknown[]): unknown[];
+  /**
+   * Params by name as the positional params `prepare` takes (with `byName`); throws InvalidParamsError
+   * naming the names it does not take.
+   */
+  fromNamed(named: Record<string, unknown>): unknown[];
   /** Returns REST params in the node's form; the body must already be valid against rest.body. */
   prepareRest(body: unknown): unknown[];
   readonly restBody: Validator | null;
@@ -98,10 +112,42 @@ function describeIssues(issues: ValidationIssue[], name: string): string {
   return issues.map((i) => `${path(i.loc)} (${name}): ${i.msg}`).join("; ");
 }
 
+/** The position of each name a method's params go by (a Map: no name finds what an object inherits). */
+function positionsOf(params: readonly ParamSpec[]): Map<string, number> {
+  const positions = new Map<string, number>();
+  params.forEach((p, i) => {
+    for (const name of [p.name, ...(p.aliases ?? [])]) positions.set(name, i);
+  });
+  return positions;
+}
+
+/** Params by name in their positions; gaps before the last one are null, as Bitcoin Core fills them. */
+function namedToPositions(spec: OperationSpec, positions: Map<string, number>, named: object): unknown[] {
+  const out: unknown[] = [];
+  const unknownNames: string[] = [];
+  for (const [name, value] of Object.entries(named)) {
+    const index = positions.get(name);
+    if (index === undefined) unknownNames.push(JSON.stringify(name));
+    else if (index < out.length && out[index] !== undefined) {
+      throw new InvalidParamsError(
+        `invalid params: ${spec.method}'s param ${spec.params[index]!.name} named twice`,
+      );
+    } else out[index] = value;
+  }
+  if (unknownNames.length > 0) {
+    const names = spec.params.map((p) => p.name).join(", ") || "none";
+    throw new InvalidParamsError(
+      `invalid params: ${spec.method} has no param named ${unknownNames.join(", ")} (its params: ${names})`,
+    );
+  }
+  return Array.from(out, (value) => (value === undefined ? null : value));
+}
+
 export function defineOperation(spec: OperationSpec): Operation {
   const validators = spec.params.map((p) => compile(p.schema));
   const required = spec.params.filter((p) => !p.optional).length;
   const max = spec.params.length;
+  const positions = positionsOf(spec.params);
 
   function normalize(params: unknown[]): unknown[] {
     const out = new Array(params.length);
@@ -134,6 +180,14 @@ export function defineOperation(spec: OperationSpec): Operation {
     prepareRest(body) {
       return normalize(spec.rest!.toParams(body));
     },
+    fromNamed(named) {
+      if (!spec.byName) {
+        throw new InvalidParamsError(
+          `invalid params: ${spec.method} takes its params by position (an array), not by name (an object)`,
+        );
+      }
+      return namedToPositions(spec, positions, named);
+    },
   };
 }
 
@@ -154,6 +208,8 @@ export interface NodeMethodRow {
   params: ParamSpec[];
   /** What the JSON-RPC result is; unsaid: anything (a pass-through NodeMethod). */
   result?: TSchema;
+  /** Its params may be given by name too (OperationSpec `byName`). */
+  byName?: boolean;
   rest?: RestRow;
   /** The node method called, where it is not `method` (ext_getBlockReceipts calls eth_getBlockReceipts). */
   calls?: string;
@@ -174,6 +230,7 @@ export function nodeOperation(row: NodeMethodRow, deps: { engine: Engine; head: 
     summary: row.summary,
     params: row.params,
     result: row.result ?? T.Unknown(),
+    byName: row.byName,
     run: (params) => engine.call(calls, params),
   };
   if (rest) {

@@ -82,7 +82,8 @@ export function createSubscriptions(options: {
   head: ChainFollower;
   engine: Engine;
   upstreamSubscribe: UpstreamSubscribe;
-  watch: WatchResults;
+  /** The watch filters' results; undefined where the family keeps no index: no `watch_filters` kind. */
+  watch?: WatchResults;
   /** The chain family's kinds, served between newHeads and watch_filters. */
   kinds: readonly SubscriptionKind[];
   log: Logger;
@@ -107,7 +108,7 @@ export function createSubscriptions(options: {
   const served: SubscriptionKind[] = [
     newHeadsSubscription,
     ...options.kinds,
-    createWatchFiltersSubscription({ watch: options.watch }),
+    ...(options.watch ? [createWatchFiltersSubscription({ watch: options.watch })] : []),
   ];
   for (const kind of served) {
     const members = new Set<Held>();

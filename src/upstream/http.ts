@@ -1,6 +1,7 @@
 /**
  * HTTP POST of JSON-RPC text to one node, with a deadline. Transport failures are typed here: unreachable,
- * broken off, HTTP 413 (a batch too large), HTTP 429 (the node's rate limit), other HTTP errors, timeouts.
+ * broken off, HTTP 413 (a batch too large), HTTP 429 (the node's rate limit), HTTP 401/403 (credentials),
+ * other HTTP errors, timeouts. Credentials in the URL are sent as HTTP Basic auth and never shown.
  */
 import {
   BatchTooLargeError,
@@ -69,45 +70,107 @@ async function boundedText(response: Response, maxBytes: number, where: string):
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function postJsonRpc(
-  url: string,
-  body: string,
-  timeoutMs: number,
-  maxResponseBytes: number,
-): Promise<string> {
+/** HTTP toward one node: its URL without credentials, which go in an Authorization header instead. */
+export interface NodeHttp {
+  /** The URL as logs, /health and errors may show it (redactUrl). */
+  readonly redactedUrl: string;
+  /**
+   * POSTs JSON-RPC text and gives the answer's text: a JSON-RPC response (or batch) the caller decodes, or
+   * a typed failure. `signal` ends it early (a long-poll stopped).
+   */
+  post(body: string, timeoutMs: number, signal?: AbortSignal): Promise<string>;
+}
+
+/**
+ * The URL without its userinfo, and that userinfo as an HTTP Basic Authorization header (Bitcoin Core's
+ * `-rpcuser`/`-rpcpassword`). Done here rather than left to fetch: what fetch does with userinfo is its
+ * own choice, and a URL that still carries it could show up in a fetch error.
+ */
+export function splitCredentials(url: string): { url: string; authorization?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  if (parsed.username === "" && parsed.password === "") return { url };
+  // The URL escapes them (an "@" in a password is %40); Basic auth sends them as written.
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  parsed.username = "";
+  parsed.password = "";
+  return {
+    url: parsed.href,
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`,
+  };
+}
+
+/** A JSON object or array: what a JSON-RPC response (or batch) starts with. */
+const JSON_BODY = /^\s*[[{]/;
+
+export function createNodeHttp(options: {
+  url: string;
+  /** The largest answer read (UPSTREAM_MAX_RESPONSE_MB). */
+  maxResponseBytes: number;
+  /** The node answers its JSON-RPC errors with HTTP error statuses (NodeProtocol.errorsWithHttpStatus). */
+  errorsWithHttpStatus?: boolean;
+}): NodeHttp {
+  const { url, authorization } = splitCredentials(options.url);
+  const headers: Record<string, string> = authorization
+    ? { ...JSON_HEADERS, authorization }
+    : { ...JSON_HEADERS };
   const where = `upstream ${redactUrl(url)}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      body,
-      headers: JSON_HEADERS,
-      signal: AbortSignal.timeout(timeoutMs),
-      // Pooled keep-alive connections; nodes are long-lived peers.
-      keepalive: true,
-    });
-  } catch (error) {
-    if (timedOut(error)) throw new UpstreamTimeoutError(`${where} did not answer within ${timeoutMs} ms`);
-    const code = (error as { code?: string })?.code ?? (error as Error)?.name ?? "error";
-    if (UNREACHABLE_CODES.has(code)) {
-      throw new UpstreamUnavailableError(`${where} unreachable (${code})`, "unreachable", error);
+
+  async function post(body: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        body,
+        headers,
+        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        // Pooled keep-alive connections; nodes are long-lived peers.
+        keepalive: true,
+      });
+    } catch (error) {
+      throw fetchFailure(error, where, timeoutMs);
     }
-    throw new UpstreamUnavailableError(`${where} dropped the connection (${code})`, "broken", error);
+    let text: string;
+    try {
+      text = await boundedText(response, options.maxResponseBytes, where);
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) throw error;
+      if (timedOut(error)) throw new UpstreamTimeoutError(`${where} did not answer within ${timeoutMs} ms`);
+      throw new UpstreamUnavailableError(`${where} broke off its response`, "broken", error);
+    }
+    const status = response.status;
+    // The node's own JSON-RPC answer, whatever the status it came with.
+    if (status >= 300 && options.errorsWithHttpStatus && JSON_BODY.test(text)) return text;
+    if (status === 413) throw new BatchTooLargeError(`${where} answered HTTP 413: the request is too large`);
+    if (status === 429) throw new UpstreamRateLimitedError(`${where} answered HTTP 429: over its rate limit`);
+    if (status === 401 || status === 403) {
+      throw new UpstreamUnavailableError(
+        `${where} answered HTTP ${status}: check the credentials of this upstream in UPSTREAM_URLS`,
+        "http",
+      );
+    }
+    // Some nodes send JSON-RPC errors about the request with a 4xx; 5xx are the node's own trouble.
+    if (status >= 500 || (status >= 300 && !JSON_BODY.test(text))) {
+      throw new UpstreamUnavailableError(`${where} answered HTTP ${status}`, "http");
+    }
+    return text;
   }
-  let text: string;
-  try {
-    text = await boundedText(response, maxResponseBytes, where);
-  } catch (error) {
-    if (error instanceof UpstreamUnavailableError) throw error;
-    if (timedOut(error)) throw new UpstreamTimeoutError(`${where} did not answer within ${timeoutMs} ms`);
-    throw new UpstreamUnavailableError(`${where} broke off its response`, "broken", error);
+
+  return { redactedUrl: redactUrl(url), post };
+}
+
+/** A fetch that failed before any answer, typed: timed out, never connected, or dropped. */
+function fetchFailure(error: unknown, where: string, timeoutMs: number): Error {
+  if (timedOut(error)) return new UpstreamTimeoutError(`${where} did not answer within ${timeoutMs} ms`);
+  const code = (error as { code?: string })?.code ?? (error as Error)?.name ?? "error";
+  if (UNREACHABLE_CODES.has(code)) {
+    return new UpstreamUnavailableError(`${where} unreachable (${code})`, "unreachable", error);
   }
-  const status = response.status;
-  if (status === 413) throw new BatchTooLargeError(`${where} answered HTTP 413: the request is too large`);
-  if (status === 429) throw new UpstreamRateLimitedError(`${where} answered HTTP 429: over its rate limit`);
-  // Some nodes send JSON-RPC errors about the request with a 4xx; 5xx are the node's own trouble.
-  if (status >= 500 || (status >= 300 && !/^\s*[[{]/.test(text))) {
-    throw new UpstreamUnavailableError(`${where} answered HTTP ${status}`, "http");
-  }
-  return text;
+  return new UpstreamUnavailableError(`${where} dropped the connection (${code})`, "broken", error);
 }

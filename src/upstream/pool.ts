@@ -112,11 +112,16 @@ export interface UpstreamPool {
   head(): { number: bigint; at: number } | null;
   /** Polls every upstream now (start-up, and after a write that will move the head). */
   pollNow(): Promise<void>;
-  /** Every upstream must serve this chain (NodeProtocol.identityOf): checked now and after each failure. */
-  expectChain(identity: bigint): Promise<void>;
+  /**
+   * The chain the first upstream (in order) able to say serves (NodeProtocol.readIdentity), and which
+   * upstream said it; rejects with the last upstream's failure when none could.
+   */
+  readIdentity(): Promise<{ identity: string; upstream: Upstream }>;
+  /** Every upstream must serve this chain (NodeProtocol.readIdentity): checked now and after each failure. */
+  expectChain(identity: string): Promise<void>;
   /** Called with every head an upstream reports, polled or pushed, and the upstream's name. */
   onHead(listener: (header: BlockHeader, upstream: string) => void): void;
-  /** True while at least one upstream pushes its heads over a live WebSocket. */
+  /** True while at least one upstream pushes its heads (a live WebSocket, or a long-poll held open). */
   pushing(): boolean;
   /** Waits (at most `ms`) until every upstream WebSocket has subscribed to new heads or failed once. */
   socketsReady(ms: number): Promise<void>;
@@ -390,10 +395,21 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
       return best ? { number: best.head!, at: best.headAt } : null;
     },
     pollNow: () => Promise.all(upstreams.map((u) => poll(u, true))).then(() => undefined),
+    async readIdentity() {
+      let last: unknown;
+      for (const upstream of upstreams) {
+        try {
+          return { identity: await upstream.readIdentity(), upstream };
+        } catch (error) {
+          last = error;
+        }
+      }
+      throw last;
+    },
     expectChain: (identity) =>
       Promise.all(upstreams.map((u) => u.expectChain(identity))).then(() => undefined),
     onHead: (listener) => void headListeners.push(listener),
-    pushing: () => upstreams.some((u) => u.socket?.live),
+    pushing: () => upstreams.some((u) => u.pushing),
     async socketsReady(ms) {
       const all = Promise.all(upstreams.map((u) => u.socket?.ready));
       await withTimeout(all, ms, () => new Error("upstream WebSockets not ready")).catch(() => {});

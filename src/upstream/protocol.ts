@@ -1,7 +1,8 @@
 /**
  * What the upstream floor says to a family's nodes of its own accord (every other call is a caller's, passed
  * through): how a node names the chain it serves, how a block's header is read and written, what a node's
- * error means, and its WebSocket pub/sub where it has one. The composition root hands the family's to
+ * error means and how it answers one over HTTP, and how it pushes new heads where it can (a WebSocket's
+ * pub/sub, or a call held open). The composition root hands the family's to
  * createUpstreamPool; the chain follower (engine/chainFollower.ts) and the fleet's shared heads
  * (fleet/sharedHeads.ts) read headers through it too.
  */
@@ -35,23 +36,46 @@ export interface PubSubProtocol {
   readonly newHeads: unknown[];
 }
 
+/**
+ * A call a node holds open until it has a new block (Bitcoin Core's `waitfornewblock`), for nodes without
+ * pub/sub: upstream.ts keeps one open per upstream, outside the batcher, and reads the head at once when
+ * it answers. Each one held open takes one of the node's RPC threads for as long as it waits.
+ */
+export interface LongPollProtocol {
+  /** The call, asking the node to answer within `timeoutMs` (with its head) when no block comes. */
+  call(timeoutMs: number): NodeCall;
+  /** How long the node is asked to hold one call open, in ms. */
+  readonly timeoutMs: number;
+  /** The block (head) the answer's JSON text names; undefined when it names none. */
+  blockOf(result: string): { number: bigint; hash: string } | undefined;
+}
+
 export interface NodeProtocol {
-  /** The call whose answer names the chain a node serves: asked before a node is used, and after it failed. */
-  readonly identity: NodeCall;
-  /** The chain's identity in the JSON text of the `identity` call's result; undefined when it names none. */
-  identityOf(result: string): bigint | undefined;
-  /** An identity as logs write it. */
-  identityText(identity: bigint): string;
+  /**
+   * The chain a node serves, read through `send` (one call or several), as text: EVM its chain id (0x
+   * hex), the Bitcoin family `<chain>:<genesis hash>`. Undefined when the node names none. Asked before a
+   * node is used, and again after it failed; two nodes serve the same chain when their texts are equal.
+   */
+  readIdentity(send: NodeSend): Promise<string | undefined>;
   /** The node-form reference of a node's latest block, as `readHeader` takes it. */
   readonly latest: string;
   /**
-   * The header of the block a node-form reference (a number, or a tag) names, read through `send`;
-   * undefined when the node has no such block.
+   * The header of the block a node-form reference (a number, a tag, or where the family has one, a hash)
+   * names, read through `send`; undefined when the node has no such block.
    */
   readHeader(ref: string, send: NodeSend): Promise<BlockHeader | undefined>;
   /** A block's header from the node's JSON of it; undefined for `null` or anything without number, hash and parent. */
   parseHeader(raw: string): BlockHeader | undefined;
   readonly errorKind: NodeErrorClassifier;
+  /**
+   * True where the family's nodes answer a JSON-RPC error with an HTTP error status and the JSON-RPC
+   * response as the body (Bitcoin Core: 500, 404 for an unknown method, 400 for an invalid request): such
+   * an answer is the node's own, passed through, not a failure of the transport. Otherwise (EVM) an HTTP 5xx
+   * is the node's trouble whatever its body.
+   */
+  readonly errorsWithHttpStatus?: boolean;
   /** Undefined where the family's nodes have none: heads are then polled only, and nothing passes through. */
   readonly pubsub?: PubSubProtocol;
+  /** Heads pushed by a call held open, where the nodes have no pub/sub; undefined: polled only. */
+  readonly longPoll?: LongPollProtocol;
 }

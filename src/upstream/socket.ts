@@ -15,9 +15,7 @@ import type { NodeProtocol, PubSubProtocol } from "./protocol";
 /** Reconnection backoff: first wait, doubled per failed attempt, capped. */
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
-/** The request id of the chain check on a new connection (subscriptions count from 1). */
-const CHAIN_CHECK_ID = 0;
-/** How long a subscription request may wait for the node's answer. */
+/** How long a subscription request, or a call of the chain check, may wait for the node's answer. */
 const SUBSCRIBE_TIMEOUT_MS = 5_000;
 
 export interface SocketSubscription {
@@ -31,8 +29,8 @@ export interface SocketSubscription {
 
 export interface UpstreamSocket {
   readonly live: boolean;
-  /** From now on (and on every new connection) the node must serve this chain (NodeProtocol.identityOf). */
-  expectChain(identity: bigint): void;
+  /** From now on (and on every new connection) the node must serve this chain (NodeProtocol.readIdentity). */
+  expectChain(identity: string): void;
   /** Resolves once the first connection has subscribed to new heads (true), or has failed (false). */
   readonly ready: Promise<boolean>;
   /** A subscription on the node (the pub/sub's `subscribe` params); each item is the JSON text of one result. */
@@ -67,7 +65,7 @@ export function createUpstreamSocket(options: {
   let backoff = RECONNECT_MIN_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let nextId = 1;
-  let expected: bigint | undefined;
+  let expected: string | undefined;
   /** The current connection's node answered the expected identity. */
   let checked = false;
   const registered = new Set<Registered>();
@@ -80,6 +78,8 @@ export function createUpstreamSocket(options: {
   });
   /** Requests in flight on the current connection, by id. */
   const requests = new Map<number, Registered>();
+  /** Calls of the chain check in flight on the current connection, by id. */
+  const calls = new Map<number, { resolve(result: string): void; reject(error: Error): void }>();
   const byNodeId = new Map<string, Registered>();
 
   const heads: Registered = {
@@ -99,12 +99,38 @@ export function createUpstreamSocket(options: {
     options.onLive?.(value);
   }
 
-  /** The node's identity, asked first on a connection once the chain is known (request id 0). */
+  /** One call on the current connection: its result's JSON text, or its error. */
+  function callOnSocket(ws: WebSocket, method: string, params: unknown[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      if (ws.readyState !== WebSocket.OPEN) return reject(new Error("the WebSocket closed"));
+      const id = nextId++;
+      const timeout = setTimeout(() => {
+        calls.delete(id);
+        reject(new Error(`the node did not answer ${method} within ${SUBSCRIBE_TIMEOUT_MS} ms`));
+      }, SUBSCRIBE_TIMEOUT_MS);
+      const settle =
+        <T>(fn: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timeout);
+          fn(value);
+        };
+      calls.set(id, { resolve: settle(resolve), reject: settle(reject) });
+      ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+
+  /** The node's identity, asked first on a connection once the chain is known. */
   function checkChain() {
     checked = false;
     setLive(false);
-    const { method, params } = protocol.identity;
-    socket?.send(JSON.stringify({ jsonrpc: "2.0", id: CHAIN_CHECK_ID, method, params }));
+    const ws = socket;
+    if (!ws) return;
+    void protocol
+      .readIdentity((method, params) => callOnSocket(ws, method, params))
+      .then(
+        (identity) => onIdentity(ws, identity, undefined),
+        (error: Error) => onIdentity(ws, undefined, error),
+      );
   }
 
   function subscribeAll() {
@@ -129,20 +155,22 @@ export function createUpstreamSocket(options: {
   }
 
   /** The node's answer to the identity check: the expected chain subscribes, another is dropped. */
-  function onIdentity(result: unknown) {
-    const identity = result === undefined ? undefined : protocol.identityOf(JSON.stringify(result));
+  function onIdentity(ws: WebSocket, identity: string | undefined, error: Error | undefined) {
+    // A check of a connection since replaced, or of a chain expected before: the current one decides.
+    if (socket !== ws || checked) return;
     if (identity !== undefined && identity === expected) {
       checked = true;
       subscribeAll();
       return;
     }
-    log.warn("upstream WebSocket serves another chain; dropped", {
-      upstream: name,
-      identity: result ?? null,
-      expected: expected === undefined ? null : protocol.identityText(expected),
-    });
+    log.warn(
+      error
+        ? "upstream WebSocket could not say its chain; dropped"
+        : "upstream WebSocket serves another chain; dropped",
+      { upstream: name, identity: identity ?? null, expected: expected ?? null, error: error?.message },
+    );
     backoff = RECONNECT_MAX_MS;
-    socket?.close();
+    ws.close();
   }
 
   function onMessage(text: string) {
@@ -170,7 +198,13 @@ export function createUpstreamSocket(options: {
       return;
     }
     if (typeof message.id !== "number") return;
-    if (message.id === CHAIN_CHECK_ID) return onIdentity(message.result);
+    const call = calls.get(message.id);
+    if (call) {
+      calls.delete(message.id);
+      if (message.error) call.reject(new Error(`${message.error.code}: ${message.error.message}`));
+      else call.resolve(JSON.stringify(message.result ?? null));
+      return;
+    }
     const entry = requests.get(message.id);
     requests.delete(message.id);
     if (!entry) return;
@@ -223,6 +257,8 @@ export function createUpstreamSocket(options: {
       socket = undefined;
       checked = false;
       requests.clear();
+      for (const call of calls.values()) call.reject(new Error("the WebSocket closed"));
+      calls.clear();
       byNodeId.clear();
       for (const entry of registered) {
         entry.nodeId = undefined;

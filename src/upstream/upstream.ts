@@ -1,8 +1,9 @@
 /**
- * One upstream node: its batcher, its circuit breaker, its head, its WebSocket and what it has said it
- * cannot do. A failing upstream is taken out of rotation (the circuit opens) and probed back in the
+ * One upstream node: its batcher, its circuit breaker, its head, its WebSocket or long-poll and what it has
+ * said it cannot do. A failing upstream is taken out of rotation (the circuit opens) and probed back in the
  * background; its head is polled (the latest block's header, so a poll sees a reorg at the same height)
- * and pushed by its WebSocket, so calls about a block it has not reached go elsewhere. What it lacks (a
+ * and pushed by its WebSocket (or read the moment its long-poll answers), so calls about a block it has not
+ * reached go elsewhere. What it lacks (a
  * method, a block tag) is forgotten when it comes back after a failure: it may be another node behind the
  * same URL now.
  */
@@ -11,8 +12,9 @@ import type { BlockHeader } from "../blockHeader";
 import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
 import type { Logger } from "../log";
 import { type Batcher, createBatcher } from "./batcher";
-import { postJsonRpc, redactUrl } from "./http";
-import type { NodeProtocol } from "./protocol";
+import { createNodeHttp, type NodeHttp } from "./http";
+import { createLongPoller, type LongPoller } from "./longPoll";
+import type { LongPollProtocol, NodeProtocol } from "./protocol";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
@@ -25,6 +27,13 @@ const FAILURES_TO_OPEN = 3;
 const LACKING_KEPT_MS = 10 * 60_000;
 /** Recent HTTP round trips kept for the latency percentile that sets the hedging delay. */
 const LATENCY_SAMPLES = 256;
+/** The percentile is worked out again after this many new samples, not per call. */
+const LATENCY_RECOMPUTE_EVERY = 32;
+/**
+ * How long after a long-poll answered its latest block is read again: by then the node has taken the next
+ * long-poll (sent at once), so a block between the two is seen here rather than at the next poll.
+ */
+const LONG_POLL_SETTLE_MS = 100;
 /** The first wait before a probe, doubled after each failed probe up to the maximum. */
 const MAX_COOLDOWN_MS = 30_000;
 
@@ -55,7 +64,7 @@ export interface UpstreamEvents {
   stateChange?(upstream: string, state: CircuitState, reason: string): void;
   head?(upstream: string, head: bigint): void;
   batchLimit?(upstream: string, limit: number, reason: string): void;
-  /** Its WebSocket subscription came up (true) or went down (false). */
+  /** It began (true) or stopped (false) pushing heads: a live WebSocket subscription, or a long-poll. */
   pushing?(upstream: string, live: boolean): void;
 }
 
@@ -91,20 +100,88 @@ export interface Upstream {
    * its cooldown: calls must not push the background probe further away.
    */
   poll(fallback?: boolean): Promise<BlockHeader | undefined>;
+  /** The chain the node says it serves (NodeProtocol.readIdentity), asked now; throws when it cannot say. */
+  readIdentity(): Promise<string>;
   /**
-   * From now on the node must serve this chain (its identity, NodeProtocol.identityOf): it is checked now,
+   * From now on the node must serve this chain (its identity, NodeProtocol.readIdentity): it is checked now,
    * and again before the upstream comes back after each failure; until it answers the right one the
    * upstream is not used.
    */
-  expectChain(identity: bigint): Promise<void>;
+  expectChain(identity: string): Promise<void>;
   /** Checked to serve the expected chain (or no chain expected yet). */
   readonly usable: boolean;
   /** Its WebSocket, when it has one. */
   readonly socket: UpstreamSocket | undefined;
+  /** Its heads are pushed now: its WebSocket subscription is live, or its long-poll is held open. */
+  readonly pushing: boolean;
   /** The node's answer when it said it cannot do `feature` (a method, or a feature of one). */
   lacks(feature: string): NodeError | undefined;
   learnLacking(feature: string, answer: NodeError): void;
   stop(): void;
+}
+
+/**
+ * Where an upstream's heads are pushed from: its WebSocket where its protocol has pub/sub, else a long-poll
+ * (whose answers have the latest block read at once); neither where the node has none (polls only).
+ */
+function createHeadPushers(o: {
+  options: UpstreamOptions;
+  name: string;
+  http: NodeHttp;
+  onHead(header: BlockHeader): void;
+  onLive(): void;
+  ready(): boolean;
+  news(block: { hash: string }): boolean;
+  readLatest(): Promise<void>;
+}): { socket?: UpstreamSocket; longPoll?: LongPoller } {
+  const { options, name } = o;
+  const { protocol } = options;
+  if (options.socketUrl && protocol.pubsub) {
+    const socket = createUpstreamSocket({
+      url: options.socketUrl,
+      name,
+      log: options.log,
+      protocol,
+      pubsub: protocol.pubsub,
+      onHead: o.onHead,
+      onLive: o.onLive,
+    });
+    return { socket };
+  }
+  if (!protocol.longPoll) return {};
+  const longPoll = createHeadLongPoll({
+    name,
+    protocol,
+    longPoll: protocol.longPoll,
+    http: o.http,
+    log: options.log,
+    ready: o.ready,
+    news: o.news,
+    readLatest: o.readLatest,
+    onLive: o.onLive,
+  });
+  return { longPoll };
+}
+
+/** Recent good round trips, and their 95th percentile (the hedging delay): worked out again every so often. */
+function createLatencyWindow() {
+  const latencies = new Float64Array(LATENCY_SAMPLES);
+  let samples = 0;
+  let p95: number | undefined;
+  return {
+    record(ms: number) {
+      latencies[samples++ % LATENCY_SAMPLES] = ms;
+      if (samples % LATENCY_RECOMPUTE_EVERY === 1) p95 = undefined;
+    },
+    p95(): number | undefined {
+      if (samples === 0) return undefined;
+      if (p95 === undefined) {
+        const recent = latencies.slice(0, Math.min(samples, LATENCY_SAMPLES)).sort();
+        p95 = recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.95))];
+      }
+      return p95;
+    },
+  };
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
@@ -122,12 +199,22 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let head: bigint | null = null;
   let headAt = 0;
   const lacking = new Map<string, { answer: NodeError; at: number }>();
-  let expected: bigint | undefined;
+  let expected: string | undefined;
   let verified = false;
+  /** The hash of the last head it reported: a long-poll answering it again brings nothing new. */
+  let headHash: string | undefined;
+  /** Its heads are pushed now (its WebSocket's subscription, or its long-poll, is live). */
+  let pushing = false;
+  const http = createNodeHttp({
+    url,
+    maxResponseBytes: options.maxResponseBytes,
+    errorsWithHttpStatus: protocol.errorsWithHttpStatus,
+  });
 
   function sawHead(header: BlockHeader) {
     // A node may answer a lower head after a reorg, or a lagging one: its own head is what it says.
     head = header.number;
+    headHash = header.hash;
     headAt = Date.now();
     events?.head?.(name, header.number);
     options.onHead?.(header);
@@ -137,49 +224,62 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   async function ask(method: string, params: unknown[], failure: string): Promise<string> {
     const text = await timedPost(encodeRequest(0, method, params), 1);
     const outcome = decodeResponses(text, protocol.errorKind).get(0);
-    if (!outcome?.ok) throw new UpstreamUnavailableError(failure, "protocol");
+    if (!outcome) throw new UpstreamUnavailableError(failure, "protocol");
+    if (!outcome.ok) throw new UpstreamUnavailableError(`${failure}: ${outcome.error.message}`, "protocol");
     return outcome.raw;
+  }
+
+  /** The chain the node names, asked straight (past the batcher). */
+  async function readIdentity(): Promise<string> {
+    const identity = await protocol.readIdentity((method, params) =>
+      ask(method, params, `${name} could not say its chain (${method} failed)`),
+    );
+    if (identity === undefined) throw new UpstreamUnavailableError(`${name} named no chain`, "protocol");
+    return identity;
   }
 
   /** The node's chain against the expected one; a node on another chain is taken out of rotation. */
   async function verify(): Promise<boolean> {
     if (expected === undefined || verified) return true;
-    const { method, params } = protocol.identity;
-    const result = await ask(method, params, `${method} failed`);
-    const identity = protocol.identityOf(result);
-    if (identity === undefined) throw new UpstreamUnavailableError(`${method} named no chain`, "protocol");
+    const identity = await readIdentity();
     if (identity !== expected) {
-      open(`serves chain ${protocol.identityText(identity)}, not ${protocol.identityText(expected)}`);
+      open(`serves chain ${identity}, not ${expected}`);
       return false;
     }
     verified = true;
+    // Its long-poll, held back while its chain was unchecked, goes out now.
+    longPoll?.wake();
     return true;
   }
 
-  const socket =
-    options.socketUrl && protocol.pubsub
-      ? createUpstreamSocket({
-          url: options.socketUrl,
-          name,
-          log: options.log,
-          protocol,
-          pubsub: protocol.pubsub,
-          onHead: sawHead,
-          onLive: (live) => events?.pushing?.(name, live),
-        })
-      : undefined;
+  const { socket, longPoll } = createHeadPushers({
+    options,
+    name,
+    http,
+    onHead: sawHead,
+    onLive: () => pushingChanged(),
+    ready: () => expected === undefined || verified,
+    // A node that answers is alive: on an open circuit, the read is the probe that brings it back (rather
+    // than waiting for the background one, up to its cooldown away).
+    news: (block) => block.hash !== headHash || state !== "closed",
+    readLatest: async () => {
+      await poll();
+    },
+  });
+  function pushingChanged() {
+    const now = (socket?.live ?? false) || (longPoll?.live ?? false);
+    if (now === pushing) return;
+    pushing = now;
+    events?.pushing?.(name, now);
+  }
 
-  const latencies = new Float64Array(LATENCY_SAMPLES);
-  let samples = 0;
-  let p95: number | undefined;
+  const latency = createLatencyWindow();
   const timedPost = async (body: string, size: number) => {
     const start = performance.now();
     try {
-      const text = await postJsonRpc(url, body, timeoutMs, options.maxResponseBytes);
+      const text = await http.post(body, timeoutMs);
       const ms = performance.now() - start;
-      latencies[samples++ % LATENCY_SAMPLES] = ms;
-      // Worked out again every so often, not per call.
-      if (samples % 32 === 1) p95 = undefined;
+      latency.record(ms);
       events?.httpRequest?.(name, size, "ok", ms / 1000);
       return text;
     } catch (error) {
@@ -243,9 +343,27 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     if (state === "closed" && (unreachable || failures >= FAILURES_TO_OPEN)) open(error.message);
   }
 
+  async function poll(fallback = false): Promise<BlockHeader | undefined> {
+    try {
+      if (!(await verify())) return undefined;
+      const unread = "the latest block could not be read";
+      const header = await protocol.readHeader(protocol.latest, (method, params) =>
+        ask(method, params, unread),
+      );
+      if (!header) throw new UpstreamUnavailableError(unread, "protocol");
+      close();
+      sawHead(header);
+      return header;
+    } catch (error) {
+      if (state === "open") failedProbe(error as Error, fallback);
+      else recordFailure(error as ServiceError);
+      return undefined;
+    }
+  }
+
   return {
     name,
-    redactedUrl: redactUrl(url),
+    redactedUrl: http.redactedUrl,
     get state() {
       return state;
     },
@@ -263,40 +381,21 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       return failedAt;
     },
     fallbackDue: (now) => state === "open" && now >= fallbackAfter,
-    latencyP95Ms() {
-      if (samples === 0) return undefined;
-      if (p95 === undefined) {
-        const recent = latencies.slice(0, Math.min(samples, LATENCY_SAMPLES)).sort();
-        p95 = recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.95))];
-      }
-      return p95;
-    },
+    latencyP95Ms: () => latency.p95(),
     call: (method, params) => batcher.call(method, params),
     recordSuccess() {
       failures = 0;
     },
     recordFailure,
-    async poll(fallback = false) {
-      try {
-        if (!(await verify())) return undefined;
-        const unread = "the latest block could not be read";
-        const header = await protocol.readHeader(protocol.latest, (method, params) =>
-          ask(method, params, unread),
-        );
-        if (!header) throw new UpstreamUnavailableError(unread, "protocol");
-        close();
-        sawHead(header);
-        return header;
-      } catch (error) {
-        if (state === "open") failedProbe(error as Error, fallback);
-        else recordFailure(error as ServiceError);
-        return undefined;
-      }
-    },
+    poll,
     socket,
+    get pushing() {
+      return pushing;
+    },
     get usable() {
       return expected === undefined || verified;
     },
+    readIdentity,
     async expectChain(identity) {
       expected = identity;
       verified = false;
@@ -321,6 +420,56 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     stop() {
       batcher.stop();
       socket?.close();
+      longPoll?.stop();
+    },
+  };
+}
+
+/**
+ * An upstream's long-poll (longPoll.ts) and what its answers set going: the latest block read at once when
+ * one names a new block (or the upstream is out of rotation), and again once the node has surely taken the
+ * next long-poll, so a block between the two is seen too. The reads run one after the other: a slower one
+ * must not land last.
+ */
+function createHeadLongPoll(options: {
+  name: string;
+  protocol: NodeProtocol;
+  longPoll: LongPollProtocol;
+  http: NodeHttp;
+  log: Logger;
+  ready(): boolean;
+  /** Whether an answer calls for a read now. */
+  news(block: { number: bigint; hash: string }): boolean;
+  readLatest(): Promise<void>;
+  onLive(): void;
+}): LongPoller {
+  let reading: Promise<unknown> = Promise.resolve();
+  const read = () => {
+    reading = reading.then(() => options.readLatest());
+  };
+  let settling: ReturnType<typeof setTimeout> | undefined;
+  const poller = createLongPoller({
+    name: options.name,
+    protocol: options.longPoll,
+    http: options.http,
+    errorKind: options.protocol.errorKind,
+    log: options.log,
+    ready: options.ready,
+    onBlock(block) {
+      if (options.news(block)) read();
+      clearTimeout(settling);
+      settling = setTimeout(read, LONG_POLL_SETTLE_MS);
+    },
+    onLive: options.onLive,
+  });
+  return {
+    get live() {
+      return poller.live;
+    },
+    wake: () => poller.wake(),
+    stop() {
+      poller.stop();
+      clearTimeout(settling);
     },
   };
 }

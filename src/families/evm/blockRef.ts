@@ -36,7 +36,8 @@ export function toNodeBlockRef(value: unknown): string | undefined {
 
 export const evmBlockRefs: BlockRefs = {
   encode: quantity,
-  numberOf: (ref) => (isBlockNumberHex(ref) ? BigInt(ref) : undefined),
+  numberOf: (ref) => (typeof ref === "string" && isBlockNumberHex(ref) ? BigInt(ref) : undefined),
+  tags: true,
   normalize: toNodeBlockRef,
   isHash: (value) => BLOCK_HASH.test(value),
   // Lower case, as every hash the service compares (blockHeader.ts lower-cases the headers' too).

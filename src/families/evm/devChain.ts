@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Logger } from "../../log";
+import { alive, freePort } from "../localProcess";
 import { DEV_TOKEN_CREATION_CODE } from "./devToken";
 
 const START_TIMEOUT_MS = 20_000;
@@ -31,13 +32,6 @@ export function anvilBinary(): string {
   return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "anvil");
 }
 
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
-
 async function answers(url: string): Promise<boolean> {
   try {
     const response = await fetch(url, {
@@ -47,15 +41,6 @@ async function answers(url: string): Promise<boolean> {
       signal: AbortSignal.timeout(1_000),
     });
     return response.ok;
-  } catch {
-    return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }

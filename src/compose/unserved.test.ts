@@ -1,0 +1,84 @@
+import { expect, test } from "bun:test";
+import { MethodNotFoundError, NotServedError } from "../errors";
+import { evm } from "../families/evm/evm";
+import type { ChainFamily } from "../families/family";
+import { createUnserved } from "./unserved";
+
+/** A family as this file reads one: its name and namespaces; no index (the Bitcoin family of part 1). */
+const bare = { name: "utxo" } as ChainFamily;
+const families = [evm, bare];
+
+const onLtc = createUnserved({
+  family: bare,
+  families,
+  chain: "LTC",
+  dataOperations: false,
+  watchFilters: false,
+});
+
+test("another family's names are refused naming the chain and the family they belong to", () => {
+  const error = onLtc.method("eth_blockNumber")!;
+  expect(error).toBeInstanceOf(NotServedError);
+  expect(error).toBeInstanceOf(MethodNotFoundError);
+  expect([error.code, error.status]).toEqual([-32601, 404]);
+  expect(error.message).toBe(
+    "the method eth_blockNumber is not served on LTC: it is a method of the evm family, and LTC is served by the utxo family",
+  );
+  // Any name in the namespace, not only the EVM family's rows: eth_sign has no row, on any instance.
+  expect(onLtc.method("eth_sign")?.message).toStartWith("the method eth_sign is not served on LTC");
+  for (const path of ["/node/rest/eth_getBlockByNumber", "/node/rest/get_token_balances"]) {
+    expect(onLtc.path(path)?.message).toBe(
+      `${path} is not served on LTC: it is a method of the evm family, and LTC is served by the utxo family`,
+    );
+  }
+  expect(onLtc.path("/node/stream/ext_getBlockReceipts")?.status).toBe(404);
+});
+
+test("the data methods and watch filters are refused where the family keeps no index", () => {
+  expect(onLtc.method("watch_getTransfers")?.message).toBe(
+    "the method watch_getTransfers is not served on LTC: it reads the index, which the utxo family does not keep yet",
+  );
+  expect(onLtc.path("/node/rest/watch_getStatsByDay")?.message).toBe(
+    "/node/rest/watch_getStatsByDay is not served on LTC: it reads the index, which the utxo family does not keep yet",
+  );
+  for (const path of ["/watch_filters/add", "/watch_filters/lastBlockNumber", "/watch_filters/anything"]) {
+    expect(onLtc.path(path)?.message).toBe(
+      `${path} is not served on LTC: watch filters match blocks of the index, which the utxo family does not keep yet`,
+    );
+  }
+});
+
+test("a name the service never had keeps the plain refusal", () => {
+  for (const method of ["getblock", "sendtoaddress", "foo_bar", "", "__proto__", "constructor"])
+    expect(onLtc.method(method)).toBeUndefined();
+  for (const path of [
+    "/",
+    "/nope",
+    "/node/rest/",
+    "/node/rest/getblock",
+    "/node/rest/eth_x/y",
+    "/watch_filter",
+  ])
+    expect(onLtc.path(path)).toBeUndefined();
+});
+
+test("an EVM instance with its index refuses nothing by name: its refusals stay as they were", () => {
+  const onEth = createUnserved({
+    family: evm,
+    families,
+    chain: "ETH",
+    dataOperations: true,
+    watchFilters: true,
+  });
+  for (const method of ["eth_sign", "watch_nothing", "getblock", "personal_sign"])
+    expect(onEth.method(method)).toBeUndefined();
+  for (const path of ["/node/rest/eth_sign", "/watch_filters/nothing", "/node/rest/getblock"])
+    expect(onEth.path(path)).toBeUndefined();
+  expect(onEth.summary).toBeUndefined();
+});
+
+test("the docs' sentence names what is refused so", () => {
+  expect(onLtc.summary).toBe(
+    "Not served on LTC, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`eth_*`, `net_*`, `web3_*`, `debug_*`, `trace_*`, `txpool_*`, `ext_*`, `get_token_*`); the service's data methods (`watch_*`) and watch filters, which read an index the utxo family does not keep yet.",
+  );
+});

@@ -1,0 +1,88 @@
+/**
+ * What an instance refuses by name: methods and routes the service has, but not on this instance. A call
+ * of one is refused as any method not served (-32601 over JSON-RPC, 404 over REST), with a message naming
+ * the chain and why, where a name the service never heard of keeps the plain refusal:
+ *  - another family's names (`eth_blockNumber`, `/node/rest/eth_getBlockByNumber` on LTC), by the
+ *    namespaces each family declares (families/family.ts `namespaces`);
+ *  - the service's data methods (`watch_*`) and watch-filter routes, where the family keeps no index.
+ */
+import type { Blockchain } from "../blockchain";
+import { NotServedError, type ServiceError } from "../errors";
+import type { ChainFamily } from "../families/family";
+import type { Unserved } from "../http/app";
+
+/** The service's data methods (docs/interface.md §2, §4): every one reads the index. */
+const DATA_METHOD_PREFIX = "watch_";
+/** The watch-filter routes (docs/interface.md §5), which match processed blocks of the index. */
+const WATCH_FILTER_PATHS = "/watch_filters/";
+/** Where an operation's REST route and bulk stream are, by the operation's name. */
+const NAMED_PATHS = ["/node/rest/", "/node/stream/"] as const;
+
+export function createUnserved(options: {
+  /** The family of this instance. */
+  family: ChainFamily;
+  /** Every family of the service (families/familyOf.ts), whose namespaces are known. */
+  families: readonly ChainFamily[];
+  chain: Blockchain;
+  /** The data operations are in the table (the family keeps an index). */
+  dataOperations: boolean;
+  /** The watch-filter routes are served. */
+  watchFilters: boolean;
+}): Unserved {
+  const { family, chain } = options;
+  const own = family.namespaces ?? [];
+  const noIndex = `it reads the index, which the ${family.name} family does not keep yet`;
+
+  /** Why `name` (a method's, or a REST route's) is not served here; undefined: no name the service has. */
+  function why(name: string): string | undefined {
+    if (!own.some((prefix) => name.startsWith(prefix))) {
+      for (const other of options.families) {
+        if (other === family || !other.namespaces?.some((prefix) => name.startsWith(prefix))) continue;
+        return `it is a method of the ${other.name} family, and ${chain} is served by the ${family.name} family`;
+      }
+    }
+    if (!options.dataOperations && name.startsWith(DATA_METHOD_PREFIX)) return noIndex;
+    return undefined;
+  }
+
+  return {
+    summary: summaryOf(options),
+    method(name): ServiceError | undefined {
+      const reason = why(name);
+      return reason === undefined ? undefined : new NotServedError(`the method ${name}`, chain, reason);
+    },
+    path(pathname): ServiceError | undefined {
+      if (!options.watchFilters && pathname.startsWith(WATCH_FILTER_PATHS)) {
+        return new NotServedError(
+          pathname,
+          chain,
+          `watch filters match blocks of the index, which the ${family.name} family does not keep yet`,
+        );
+      }
+      for (const prefix of NAMED_PATHS) {
+        if (!pathname.startsWith(prefix)) continue;
+        const name = pathname.slice(prefix.length);
+        const reason = name.includes("/") ? undefined : why(name);
+        return reason === undefined ? undefined : new NotServedError(pathname, chain, reason);
+      }
+      return undefined;
+    },
+  };
+}
+
+/** What the instance refuses naming its chain, one sentence for the API docs; undefined: nothing. */
+function summaryOf(options: Parameters<typeof createUnserved>[0]): string | undefined {
+  const { family, chain } = options;
+  const refused: string[] = [];
+  for (const other of options.families) {
+    if (other === family || !other.namespaces?.length) continue;
+    refused.push(`the ${other.name} family's names (${other.namespaces.map((p) => `\`${p}*\``).join(", ")})`);
+  }
+  if (!options.dataOperations) {
+    refused.push(
+      `the service's data methods (\`watch_*\`) and watch filters, which read an index the ${family.name} family does not keep yet`,
+    );
+  }
+  if (refused.length === 0) return undefined;
+  return `Not served on ${chain}, and refused the same way (over REST: 404) with a message naming the chain and why: ${refused.join("; ")}.`;
+}
