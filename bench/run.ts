@@ -21,11 +21,14 @@
  * real time (bench/realtimePhase.ts): a bot storm on a live chain, how far the head trails the node's, and
  * newHeads notification latency; and the workers (bench/workersPhase.ts): the small hit with WORKERS=1 and 2;
  * and the Bitcoin family (bench/utxoPhase.ts): a regtest litecoind's block of ~500 transactions and
- * getblockcount as cache hits beside the raw limit and the node, and the head's latency after a block.
+ * getblockcount as cache hits beside the raw limit and the node, and the head's latency after a block; and
+ * its index (bench/utxoIndexPhase.ts): the backfill of a chain of 100,000 transactions beside the node's own
+ * getblock rate, and an address's page of transfers on it.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers,utxo"), BENCH_UTXO_HEAD_BLOCKS (default 30).
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex"), BENCH_UTXO_HEAD_BLOCKS (default 30),
+ * BENCH_UTXO_INDEX_BLOCKS (default 1000).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -55,13 +58,16 @@ import {
   THREADS,
   WARMUP_S,
 } from "./support";
+import { utxoIndexPhase } from "./utxoIndexPhase";
 import { utxoPhase } from "./utxoPhase";
 import { watchPhase } from "./watchPhase";
 import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
-const PHASES = (process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo").split(",");
+const PHASES = (
+  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex"
+).split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
 /** A JSON-RPC batch of the bulk phase: this many blocks' receipts; sent on this many connections. */
@@ -503,6 +509,7 @@ async function main() {
   if (PHASES.includes("realtime")) await realtimePhase(lines, rows);
   if (PHASES.includes("workers")) await workersPhase(lines, rows);
   if (PHASES.includes("utxo")) await utxoPhase(lines, rows);
+  if (PHASES.includes("utxoindex")) await utxoIndexPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -33,4 +33,10 @@ export interface ChainInfo {
   confirmations: number;
   blockTimeMs: number;
   devChain: boolean;
+  /**
+   * Which of the coin's networks the node serves, where one CHAIN takes several that differ beyond their
+   * blocks (the Bitcoin family: `getblockchaininfo.chain`, main, test, regtest, ..., whose addresses are
+   * written with other version bytes and prefixes); unset where the chain says it all (EVM).
+   */
+  network?: string;
 }

@@ -192,6 +192,13 @@ const VARS = {
     expected: "an integer from 1 to 100000000",
     fallback: 100_000,
   }),
+  UTXO_MAX: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_000_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 1000000",
+    // Esplora's own default (electrs --utxos-limit).
+    fallback: 500,
+  }),
   RPC_FILTER_TIMEOUT_MS: v({
     schema: T.Integer({ minimum: 100, maximum: 86_400_000 }),
     parse: integer,
@@ -387,6 +394,8 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** Watch filters one key may hold. */
   maxFiltersPerKey: number;
+  /** The most unspent outputs the Esplora API lists for one address (400 beyond, as Esplora answers). */
+  utxoMax: number;
   /** A filter kept by the service (eth_newFilter & co.) not polled this long is gone (geth: 5 minutes). */
   rpcFilterTimeoutMs: number;
   /** Live filters kept by the service one key (the empty key in open mode) may hold. */
@@ -503,6 +512,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultTokens: read(env, "DEFAULT_TOKENS"),
     dbStatementTimeoutMs: read(env, "DB_STATEMENT_TIMEOUT_MS")!,
     maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,
+    utxoMax: read(env, "UTXO_MAX")!,
     rpcFilterTimeoutMs: read(env, "RPC_FILTER_TIMEOUT_MS")!,
     rpcFiltersPerKey: read(env, "RPC_FILTERS_PER_KEY")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,

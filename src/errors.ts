@@ -98,6 +98,16 @@ export class InvalidParamsError extends ServiceError {
   }
 }
 
+/**
+ * A request whose path or body says something that cannot be answered (the Esplora API's 400s: "Invalid hex
+ * string", an address of another chain, more unspent outputs than UTXO_MAX): its message is the answer.
+ */
+export class BadRequestError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32602, status: 400 });
+  }
+}
+
 export class UnauthorizedError extends ServiceError {
   constructor(message: string) {
     super(message, { code: -32001, status: 401 });
@@ -259,6 +269,16 @@ export class DatabaseUnavailableError extends ServiceError {
       retryable: true,
       cause,
     });
+  }
+}
+
+/**
+ * An answer that waits for the index to reach it (a Bitcoin-family block time far past the index's last
+ * block, while it catches up): worth retrying shortly.
+ */
+export class IndexBehindError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32603, status: 503, retryable: true });
   }
 }
 

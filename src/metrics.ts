@@ -444,7 +444,7 @@ function storageSeries(
     }),
     indexedTransfers: new Counter({
       name: "gateway_indexer_transfers_total",
-      help: "Transfers written to the index",
+      help: "Transfers written to the index (the Bitcoin family: outputs, each a transfer row when it pays)",
       registers,
     }),
     indexWriteSeconds: new Counter({

@@ -7,7 +7,7 @@
  */
 import { joinPool } from "./cluster/worker";
 import { buildCache } from "./compose/cacheTiers";
-import { identifyChain } from "./compose/chain";
+import { chainAddresses, identifyChain } from "./compose/chain";
 import { buildDataPath } from "./compose/dataPath";
 import { joinFleet } from "./compose/fleet";
 import { createLifetime } from "./compose/lifetime";
@@ -50,6 +50,8 @@ export async function startService(
     if (link) lifetime.defer(() => link.stop());
     const upstreams = await startUpstreams(ctx);
     const chain = await identifyChain(ctx, upstreams.pool, upstreams.headPollMs);
+    // Where the family's chains write addresses differently, the chain's own are checked from here on.
+    useAddressCodec(chainAddresses(family, chain.chain));
     const storage = await openStorage(ctx, chain.chain, chain.genesis);
     const fleet = joinFleet(ctx, chain.chain, chain.genesis, chain.head);
     const guard = createGuard({

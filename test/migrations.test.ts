@@ -16,6 +16,7 @@ import { decodeBlock } from "../src/families/evm/decode";
 import { evm } from "../src/families/evm/evm";
 import { blockHolding, readRecordedChain } from "../src/families/evm/fixtures/anvilChain";
 import { createIndexWriter } from "../src/families/evm/indexWriter";
+import { FAMILIES } from "../src/families/familyOf";
 import { createLogger } from "../src/log";
 import { postgresServer } from "./support/shared";
 
@@ -80,7 +81,10 @@ async function schemaOf(sql: Sql) {
 
 test("the files: every one in a folder, versions unique across the folders, read as main read them", () => {
   const folders = readdirSync(SQL_DIR).filter((entry) => statSync(join(SQL_DIR, entry)).isDirectory());
-  expect(folders.sort()).toEqual([COMMON_MIGRATIONS, FAMILY].sort());
+  // sql/common/ and one folder of each family's own (sql/evm/, sql/utxo/).
+  expect(folders.sort()).toEqual(
+    [COMMON_MIGRATIONS, ...FAMILIES.flatMap((f) => (f.index ? [f.index.migrations] : []))].sort(),
+  );
   expect(readdirSync(SQL_DIR).filter((entry) => entry.endsWith(".sql"))).toEqual([]);
   const versions = folders.flatMap((folder) =>
     readMigrationFolder(join(SQL_DIR, folder)).map((m) => m.version),

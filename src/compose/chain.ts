@@ -4,10 +4,12 @@
  * so another chain on the same database, DATA_DIR or Redis (a fresh dev chain, say) never reads this one's.
  */
 
+import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
 import type { BlockHeader } from "../blockHeader";
 import { ConfigError } from "../config";
 import { type ChainFollower, createChainFollower } from "../engine/chainFollower";
+import type { ChainFamily } from "../families/family";
 import type { Logger } from "../log";
 import type { UpstreamPool } from "../upstream/pool";
 import type { StartContext } from "./startContext";
@@ -22,6 +24,11 @@ export interface Chain {
   chain: ChainInfo;
   head: ChainFollower;
   genesis: BlockHeader;
+}
+
+/** The addresses of the chain served: its own codec where its family has one per chain, else the family's. */
+export function chainAddresses(family: ChainFamily, chain: ChainInfo): AddressCodec {
+  return family.addressesFor?.(chain) ?? family.addresses;
 }
 
 /** The chain's identity, as the first upstream able to say names it, and which upstream that was. */

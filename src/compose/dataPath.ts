@@ -18,6 +18,7 @@ import type { ChainFollower } from "../engine/chainFollower";
 import { createEngine } from "../engine/engine";
 import type { Engine } from "../engine/engineApi";
 import { type Indexer, startIndexer } from "../indexer/indexer";
+import type { EsploraSource } from "../operations/esploraSource";
 import type { FamilyOperations, Guarded } from "../operations/familyOperations";
 import { createStatsOperations } from "../operations/stats";
 import { createOperationTable, type OperationTable } from "../operations/table";
@@ -25,6 +26,7 @@ import { createTransferOperations } from "../operations/transfers";
 import { createSubscriptions, type Subscriptions } from "../realtime/subscriptions";
 import type { UpstreamPool } from "../upstream/pool";
 import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
+import { chainAddresses } from "./chain";
 import { databaseEvents, indexerEvents, subscriptionEvents } from "./metricEvents";
 import type { StartContext } from "./startContext";
 
@@ -36,6 +38,8 @@ export interface DataPath {
   subscriptions: Subscriptions;
   /** Undefined where the family keeps no index. */
   indexer?: Indexer;
+  /** What the Esplora API reads (http/esplora/); undefined where the family serves none. */
+  esplora?: EsploraSource;
 }
 
 /** A family with no operations of its own. */
@@ -78,7 +82,8 @@ function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine,
           blocks: readBlocks,
           head,
           chain,
-          addresses: family.addresses,
+          addresses: chainAddresses(family, chain),
+          shape: family.transferShape,
         })
       : [];
   const stats = family.index
@@ -88,6 +93,11 @@ function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine,
         head,
         blockRefs: family.blockRefs,
         headers: family.node,
+        blockTimes: family.blockTimes,
+        days: family.dayStats && {
+          schema: family.dayStats.schema,
+          reads: guarded(family.dayStats.create(database.read), "all"),
+        },
       })
     : [];
   return createOperationTable([...own.node, ...transfers, ...stats, ...own.data]);
@@ -110,11 +120,25 @@ function watchFilters(ctx: StartContext, parts: DataPathParts, engine: Engine, g
       engine,
       chain,
     }),
-    addresses: family.addresses,
+    addresses: chainAddresses(family, chain),
     maxFilters: config.maxFiltersPerKey,
     blocks: guarded(createBlockQueries(database.sql), "all"),
     head,
     chain,
+    log,
+  });
+}
+
+/** The Esplora API's reads: callers' reads of the index, so on the replica where there is one. */
+function esploraSource(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
+  const { log, family } = ctx;
+  if (!family.index || !family.createEsplora) return undefined;
+  return family.createEsplora({
+    engine,
+    head: parts.head,
+    chain: parts.chain,
+    sql: parts.database.read,
+    guard: (queries) => guarded(queries, "all"),
     log,
   });
 }
@@ -139,13 +163,27 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     head,
     engine,
     upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
-    watch: watch && { lastBlockNumber: () => watch.processedUpTo(), results: watch.results },
+    watch: watch && {
+      lastBlockNumber: () => watch.processedUpTo(),
+      results: watch.results,
+      // Mempool matches (`"pending": true`) where the family has them: on the primary, as the filters are.
+      pending: family.createPendingWatch?.({
+        sql: database.sql,
+        guard: (queries) => guarded(queries, "all"),
+        engine,
+        chain,
+        headPollMs: parts.headPollMs,
+        log,
+      }),
+      chain: chain.blockchain,
+    },
     kinds: family.subscriptions ?? [],
     log,
     events: subscriptionEvents(metrics),
   });
   lifetime.defer(() => subscriptions.stop());
-  if (!family.index) return { engine, table, watch, subscriptions };
+  const esplora = esploraSource(ctx, parts, engine, guarded);
+  if (!family.index) return { engine, table, watch, subscriptions, esplora };
   const indexer = startIndexer({
     sql: database.sql,
     exclusive: database.embedded,
@@ -161,5 +199,5 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     events: indexerEvents(metrics, () => subscriptions.processed()),
   });
   lifetime.defer(() => indexer.stop());
-  return { engine, table, watch, subscriptions, indexer };
+  return { engine, table, watch, subscriptions, indexer, esplora };
 }

@@ -11,7 +11,7 @@ import { createStatus, type Status } from "../http/status";
 import { watchFilterRouteSpecs } from "../http/watchFilterRoutes";
 import { type Sources, zeroKnownSeries } from "../metrics";
 import type { CacheTiers } from "./cacheTiers";
-import type { Chain } from "./chain";
+import { type Chain, chainAddresses } from "./chain";
 import type { DataPath } from "./dataPath";
 import { dropIndexerSeries } from "./metricEvents";
 import type { StartContext } from "./startContext";
@@ -59,10 +59,15 @@ function figuresOf(parts: ServeParts): Sources {
 function buildApp(ctx: StartContext, parts: ServeParts, health: Health, status: Status): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
-  const { table, watch, subscriptions } = parts.data;
+  const { table, watch, subscriptions, esplora } = parts.data;
   const { link } = parts;
   return createApp({
     table,
+    esplora: esplora && {
+      source: esplora,
+      addresses: chainAddresses(family, chain),
+      utxoMax: config.utxoMax,
+    },
     guard: parts.guard,
     health,
     status,
@@ -125,7 +130,8 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
       name: op.method,
       transports: op.rest ? ["rest", "jsonrpc", "ws"] : ["jsonrpc", "ws"],
     })),
-    routes: Object.keys(app.routes),
+    // A route served twice, with the key in its path (the Esplora API's), counts under its own name.
+    routes: Object.keys(app.routes).filter((route) => !route.includes("/key/:key/")),
     cacheTiers: parts.tiers.tiers,
     subscriptionKinds: subscriptions.kinds,
   });

@@ -48,6 +48,28 @@ test("the data methods and watch filters are refused where the family keeps no i
   }
 });
 
+test("with its index, the data methods are served and the token ones refused as the EVM family's", () => {
+  const indexed = createUnserved({
+    family: bare,
+    families,
+    chain: "LTC",
+    dataOperations: true,
+    watchFilters: true,
+  });
+  for (const method of ["watch_getTransfers", "watch_getStatsByDay", "watch_nothing"])
+    expect(indexed.method(method)).toBeUndefined();
+  for (const path of ["/node/rest/watch_getTransfers", "/watch_filters/add"])
+    expect(indexed.path(path)).toBeUndefined();
+  const why = "it is a method of the evm family, and LTC is served by the utxo family";
+  for (const method of ["watch_getTokenBalances", "watch_getTokenMetadata"])
+    expect(indexed.method(method)?.message).toBe(`the method ${method} is not served on LTC: ${why}`);
+  for (const path of ["/node/rest/get_token_balances", "/node/rest/get_token_metadata"])
+    expect(indexed.path(path)?.message).toBe(`${path} is not served on LTC: ${why}`);
+  expect(indexed.summary).toBe(
+    "Not served on LTC, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`eth_*`, `net_*`, `web3_*`, `debug_*`, `trace_*`, `txpool_*`, `ext_*`, `get_token_*`, `watch_getToken*`).",
+  );
+});
+
 test("a name the service never had keeps the plain refusal", () => {
   for (const method of ["getblock", "sendtoaddress", "foo_bar", "", "__proto__", "constructor"])
     expect(onLtc.method(method)).toBeUndefined();
@@ -79,6 +101,6 @@ test("an EVM instance with its index refuses nothing by name: its refusals stay 
 
 test("the docs' sentence names what is refused so", () => {
   expect(onLtc.summary).toBe(
-    "Not served on LTC, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`eth_*`, `net_*`, `web3_*`, `debug_*`, `trace_*`, `txpool_*`, `ext_*`, `get_token_*`); the service's data methods (`watch_*`) and watch filters, which read an index the utxo family does not keep yet.",
+    "Not served on LTC, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`eth_*`, `net_*`, `web3_*`, `debug_*`, `trace_*`, `txpool_*`, `ext_*`, `get_token_*`, `watch_getToken*`); the service's data methods (`watch_*`) and watch filters, which read an index the utxo family does not keep yet.",
   );
 });

@@ -3,7 +3,9 @@
  * of one is refused as any method not served (-32601 over JSON-RPC, 404 over REST), with a message naming
  * the chain and why, where a name the service never heard of keeps the plain refusal:
  *  - another family's names (`eth_blockNumber`, `/node/rest/eth_getBlockByNumber` on LTC), by the
- *    namespaces each family declares (families/family.ts `namespaces`);
+ *    namespaces each family declares (families/family.ts `namespaces`): the EVM's token data methods
+ *    (`watch_getTokenBalances`, `watch_getTokenMetadata`) among them, so an LTC instance with its index
+ *    serves the other `watch_*` methods and refuses these as the EVM family's;
  *  - the service's data methods (`watch_*`) and watch-filter routes, where the family keeps no index.
  */
 import type { Blockchain } from "../blockchain";

@@ -1,24 +1,12 @@
-/** Reads of the block index: progress, blocks by time, and the daily figures. */
+/**
+ * Reads of the block index every family keeps (`blocks`: number, hash, timestamp; `indexer_state`): progress
+ * and blocks by time. The daily figures are each family's (operations/stats.ts `DayStatsSource`).
+ */
 import type { Sql } from "./database";
 
 export interface IndexedBlock {
   number: bigint;
   timestamp: bigint;
-}
-
-/** A UTC day's figures; amounts as exact decimal digits. */
-export interface DayStatsRecord {
-  day: string;
-  fromBlock: string;
-  toBlock: string;
-  blockCount: number;
-  transactionCount: string;
-  transferCount: string;
-  activeAddresses: string;
-  totalGasUsed: string;
-  gasPriceSum: string;
-  totalFees: string;
-  burntFees: string;
 }
 
 const block = (row: { number: string; timestamp: string } | undefined): IndexedBlock | undefined =>
@@ -33,8 +21,6 @@ export interface BlockQueries {
   block(number: bigint): Promise<{ hash: string; timestamp: bigint } | undefined>;
   /** The last indexed block whose timestamp is at or before `unixSeconds`. */
   atOrBefore(unixSeconds: bigint): Promise<IndexedBlock | undefined>;
-  /** A UTC day's figures (`YYYY-MM-DD`); undefined for a day without a block. */
-  dayStats(day: string): Promise<DayStatsRecord | undefined>;
 }
 
 export function createBlockQueries(sql: Sql): BlockQueries {
@@ -70,29 +56,6 @@ export function createBlockQueries(sql: Sql): BlockQueries {
       const [row] = await sql`select number::text as number, timestamp::text as timestamp from blocks
         where timestamp <= ${unixSeconds.toString()}::bigint order by timestamp desc, number desc limit 1`;
       return block(row as never);
-    },
-
-    async dayStats(day: string): Promise<DayStatsRecord | undefined> {
-      const [row] =
-        await sql`select day::text as day, from_block::text as from_block, to_block::text as to_block,
-          block_count, transaction_count::text as transaction_count, transfer_count::text as transfer_count,
-          active_addresses::text as active_addresses, total_gas_used::text as total_gas_used,
-          gas_price_sum::text as gas_price_sum, total_fees::text as total_fees, burnt_fees::text as burnt_fees
-        from daily_stats where day = ${day}::date`;
-      if (!row) return undefined;
-      return {
-        day: row.day as string,
-        fromBlock: row.from_block as string,
-        toBlock: row.to_block as string,
-        blockCount: row.block_count as number,
-        transactionCount: row.transaction_count as string,
-        transferCount: row.transfer_count as string,
-        activeAddresses: row.active_addresses as string,
-        totalGasUsed: row.total_gas_used as string,
-        gasPriceSum: row.gas_price_sum as string,
-        totalFees: row.total_fees as string,
-        burntFees: row.burnt_fees as string,
-      };
     },
   };
 }

@@ -14,10 +14,13 @@ import type { HeadMethod } from "../engine/headMethods";
 import type { MethodTable } from "../engine/methodTable";
 import type { IndexFamily } from "../indexer/indexFamily";
 import type { Logger } from "../log";
+import type { EsploraDeps, EsploraSource } from "../operations/esploraSource";
 import type { FamilyOperationDeps, FamilyOperations } from "../operations/familyOperations";
 import type { StreamSpec } from "../operations/operation";
-import type { TransferQueries } from "../operations/transferQueries";
+import type { BlockTimes, DayStatsSource } from "../operations/stats";
+import type { TransferQueries, TransferShape } from "../operations/transferQueries";
 import type { SubscriptionKind } from "../realtime/subscriptionKind";
+import type { PendingWatch, PendingWatchOptions } from "../realtime/watchFiltersSubscription";
 import type { FamilyExamples } from "../schemas";
 import type { NodeProtocol } from "../upstream/protocol";
 import type { WatchMatcher, WatchMatcherOptions } from "../watch/watchMatcher";
@@ -69,18 +72,40 @@ export interface ChainFamily {
   operations?(deps: FamilyOperationDeps): FamilyOperations;
   /** Its bulk streams of node operations over ranges of blocks (http/stream.ts); none unsaid. */
   readonly streams?: readonly StreamSpec[];
-  // The index (indexer, db, the data operations, watch filters). A family without one (the Bitcoin family
-  // until its part 2) gets no indexer, no data operations and no watch filters: compose/ builds them only
-  // with it, and the instance refuses them naming its chain (compose/unserved.ts).
+  // The index (indexer, db, the data operations, watch filters). A family without one (a new family's first
+  // step, as the Bitcoin family's was) gets no indexer, no data operations and no watch filters: compose/
+  // builds them only with it, and the instance refuses them naming its chain (compose/unserved.ts).
   /** How its blocks are read, decoded and written into the index, and its tables (sql/<migrations>/). */
   readonly index?: IndexFamily;
   /** The transfers operation's reads of its index (shared by every instance reading it, a replica's too). */
   createTransferQueries?(sql: Sql): TransferQueries;
+  /**
+   * What its Esplora-compatible API reads (http/esplora/: served under /esplora/ only where this is given,
+   * with `index`): blocks and transactions in Esplora's shapes, addresses from the index, the mempool.
+   */
+  createEsplora?(deps: EsploraDeps): EsploraSource;
+  /** What its transfer rows are (the types its index holds, their shape); unsaid: the EVM's. */
+  readonly transferShape?: TransferShape;
+  /** Its daily figures (their shape, their read of its index); with `index` only. */
+  readonly dayStats?: DayStatsSource;
+  /** How its block times run, for the answers by time; unsaid: monotonic. */
+  readonly blockTimes?: BlockTimes;
   // Addresses, watch filters, subscriptions (every floor, watch, realtime)
   /** Which texts are its addresses, their canonical form, and how the index keeps them. */
   readonly addresses: AddressCodec;
+  /**
+   * The codec of the chain served, where its family's chains write addresses differently (the Bitcoin
+   * family: each network's version bytes and bech32 prefix, from ChainInfo.network); unsaid: `addresses`.
+   * The composition root reads it once the node is identified (compose/chain.ts `chainAddresses`).
+   */
+  addressesFor?(chain: ChainInfo): AddressCodec;
   /** Its watch filters' results of a processed block, from its index and its node (with `index` only). */
   createWatchMatcher?(options: WatchMatcherOptions): WatchMatcher;
+  /**
+   * Its matching of the nodes' mempool with the watch filters, for the `watch_filters` subscription's
+   * `"pending": true` (realtime/watchFiltersSubscription.ts); none: `pending` is refused naming the chain.
+   */
+  createPendingWatch?(options: PendingWatchOptions): PendingWatch;
   /** Its kinds of subscription, beside the hub's own (newHeads, watch_filters): realtime/subscriptions.ts. */
   readonly subscriptions?: readonly SubscriptionKind[];
   // What the API docs and the refusals say of it (http/docs.ts, compose/unserved.ts)

@@ -169,7 +169,7 @@ export function rpcErrorText(identity: RpcIdentity, error: ServiceError): string
  * that far, else `text` is the raw body (or undefined when it was not read).
  */
 export interface Transport {
-  readonly name: "rest" | "jsonrpc";
+  readonly name: "rest" | "jsonrpc" | "esplora";
   refuse(error: ServiceError, request: { text?: string; body?: unknown }, headers: ResponseHeaders): Response;
 }
 
@@ -184,6 +184,18 @@ export const JSON_RPC: Transport = {
     // A body that is not JSON, or a single request whose envelope is wrong: FastAPI's 422 as for REST.
     if (error instanceof RequestValidationError) return restError(error, headers);
     return rawJson(rpcErrorText(refusedIdentity(request), error), error.status, errorHeaders(error, headers));
+  },
+};
+
+/**
+ * The Esplora API's errors (http/esplora/): plain text, the message alone, with the error's status, as
+ * Blockstream's Esplora answers them ("Transaction not found", 404; "Invalid hex string", 400).
+ */
+export const ESPLORA: Transport = {
+  name: "esplora",
+  refuse(error, _request, headers) {
+    headers["content-type"] = "text/plain";
+    return new Response(error.message, { status: error.status, headers: errorHeaders(error, headers) });
   },
 };
 

@@ -8,11 +8,13 @@
  * themselves), so Bun calls them straight; unknown paths and methods still fall through to Elysia.
  */
 import { Elysia } from "elysia";
+import type { AddressCodec } from "../addresses";
 import type { BlockRefs } from "../blockRef";
 import type { ChainFollower } from "../engine/chainFollower";
 import type { ServiceError } from "../errors";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import type { EsploraSource } from "../operations/esploraSource";
 import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
@@ -20,6 +22,7 @@ import type { FamilyExamples } from "../schemas";
 import { withTimeout } from "../timeout";
 import { json, restError } from "./answer";
 import { buildOpenApi, docsRoutes } from "./docs";
+import { esploraRouteDocs, esploraRoutes } from "./esplora/esploraRoutes";
 import type { Guard, Handler } from "./guard";
 import { type Health, healthRoutes } from "./health";
 import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
@@ -79,6 +82,8 @@ export function createApp(deps: {
   stream: { streams: readonly StreamSpec[]; blockRefs: BlockRefs; maxBlocks: number; prefetch: number };
   subscriptions: Subscriptions;
   ws: { maxSubscriptions: number; maxConnections: number; maxBufferBytes: number };
+  /** The Esplora API (http/esplora/), where the family serves one: its reads, the codec, UTXO_MAX. */
+  esplora?: { source: EsploraSource; addresses: AddressCodec; utxoMax: number };
 }): App {
   const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
   const rpc = createJsonRpc({
@@ -115,6 +120,7 @@ export function createApp(deps: {
           subscriptionKinds: deps.subscriptions.kinds,
           examples: deps.examples,
           notServed: deps.unserved?.summary,
+          esplora: deps.esplora ? esploraRouteDocs() : undefined,
         }),
         { head, family: deps.examples },
       ),
@@ -133,6 +139,7 @@ export function createApp(deps: {
     ...restRoutes({ table, guard, metrics }),
     ...streamRoutes({ table, guard, head, ...deps.stream, log }),
     ...specRoutes({ routes: watchFilterRoutes, guard }),
+    ...(deps.esplora ? esploraRoutes({ ...deps.esplora, guard }) : {}),
   };
   return { elysia, routes, websocket };
 }

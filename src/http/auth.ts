@@ -1,6 +1,7 @@
 /**
- * API keys (docs/interface.md §6): query `api_key`, header `x-api-key` or header `api_key`; any one is
- * enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
+ * API keys (docs/interface.md §6): query `api_key`, header `x-api-key` or header `api_key`, or for the Esplora
+ * API, whose clients take a base URL only, the path (`/esplora/key/<KEY>/...`); any one is enough, two
+ * different ones are refused. Keys come from API_KEYS and from the database, which keeps only
  * their SHA-256. Each key carries its rate limit.
  *
  * Auth never opens by itself: the service runs open only when no key exists anywhere at start (no API_KEYS,
@@ -34,9 +35,30 @@ export interface Auth {
 
 /** The headers that may carry a key, besides the query's `api_key`. */
 const KEY_HEADERS = ["x-api-key", "api_key"] as const;
+/** Where a key may ride in the path: the Esplora API's base URL (http/esplora/esploraRoutes.ts). */
+export const PATH_KEY_PREFIX = "/esplora/key/";
+
+/** The key of a path under PATH_KEY_PREFIX (percent-decoded); undefined for any other path. */
+function pathKey(url: string): string | undefined {
+  const at = url.indexOf(PATH_KEY_PREFIX);
+  if (at < 0) return undefined;
+  // Only in the path itself: after the authority, before any query.
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  const query = url.indexOf("?");
+  if (at !== pathStart || (query >= 0 && query < at)) return undefined;
+  const start = at + PATH_KEY_PREFIX.length;
+  const end = url.indexOf("/", start);
+  const raw = url.slice(start, end < 0 ? (query < 0 ? url.length : query) : end);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
 
 /**
- * The key a request carries: query `api_key`, header `x-api-key` or header `api_key`. Every value counts:
+ * The key a request carries: query `api_key`, header `x-api-key`, header `api_key`, or the path under
+ * PATH_KEY_PREFIX. Every value counts:
  * a query parameter given twice, and a header sent twice, which Bun hands over as one value joined by ", "
  * (RFC 9110 §5.3). No key holds a comma (API_KEYS is a comma-separated list; `npm run keys` makes base64url
  * keys), so a comma in a header only ever joins values. Two different keys are refused, wherever they are;
@@ -54,6 +76,8 @@ export function requestKey(request: Request): string | undefined {
     key = candidate;
   };
   if (q >= 0) for (const value of new URLSearchParams(url.slice(q + 1)).getAll("api_key")) take(value);
+  const inPath = pathKey(url);
+  if (inPath !== undefined) take(inPath);
   for (const name of KEY_HEADERS) {
     const value = request.headers.get(name);
     if (value === null) continue;

@@ -10,6 +10,7 @@ import type { Operation, StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import { ErrorDetail, type ExampleRole, type FamilyExamples, HTTPValidationError } from "../schemas";
 import { json } from "./answer";
+import type { EsploraRouteDoc } from "./esplora/esploraRoutes";
 import type { RouteSpec } from "./routes";
 import { StreamBody } from "./stream";
 
@@ -64,6 +65,19 @@ const jsonContent = (schema: TSchema) => ({ "application/json": { schema } });
 /** Where a role's value goes in the document; filled in as the document is served (docsRoutes). */
 const roleToken = (role: string) => `@example:${role}@`;
 const ROLE_TOKEN = /"@example:(\w+)@"/g;
+
+/** The roles the followed head fills (roleValues below): every instance has them. */
+const HEAD_ROLES: readonly ExampleRole[] = ["blockHash", "unixTime", "date"];
+
+/**
+ * Whether an example names only roles the served document fills: one the instance has no value for (an
+ * account on a family with no dev chain seed to name) would reach the caller as its token, which no
+ * operation takes, so that example is left out, as for params only the caller has.
+ */
+function fillable(value: unknown, roles: ReadonlySet<string>): boolean {
+  for (const [, role] of JSON.stringify(value).matchAll(ROLE_TOKEN)) if (!roles.has(role!)) return false;
+  return true;
+}
 
 const ownExample = (schema: Record<string, unknown>) =>
   typeof schema["x-example"] === "string" || (Array.isArray(schema.examples) && schema.examples.length > 0);
@@ -140,16 +154,17 @@ function paramsExample(op: Operation): unknown[] | undefined {
   return params;
 }
 
-/** The JSON-RPC request of an operation's example, where it has one. */
-function requestExample(op: Operation) {
+/** The JSON-RPC request of an operation's example, where it has one the document can fill. */
+function requestExample(op: Operation, roles: ReadonlySet<string>) {
   const params = paramsExample(op);
-  return params && { jsonrpc: "2.0", id: 1, method: op.method, params };
+  return params && fillable(params, roles) ? { jsonrpc: "2.0", id: 1, method: op.method, params } : undefined;
 }
 
-/** A JSON body's content with its schema's example, where it has one. */
-function bodyContent(schema: TSchema) {
+/** A JSON body's content with its schema's example, where it has one the document can fill. */
+function bodyContent(schema: TSchema, roles: ReadonlySet<string>) {
   const example = exampleOf(schema);
-  return { "application/json": { schema, ...(example === undefined ? {} : { example }) } };
+  const shown = example !== undefined && fillable(example, roles);
+  return { "application/json": { schema, ...(shown ? { example } : {}) } };
 }
 
 const errorResponses = {
@@ -172,6 +187,8 @@ export interface DocsAbout {
   examples?: FamilyExamples;
   /** What the instance refuses naming its chain, one sentence (http/app.ts `Unserved`); unsaid: nothing. */
   notServed?: string;
+  /** The Esplora API's routes (http/esplora/), where the instance serves it. */
+  esplora?: readonly EsploraRouteDoc[];
 }
 
 /** The route specs' tags, as the document lists them. */
@@ -193,12 +210,14 @@ export function buildOpenApi(
   about: DocsAbout = { subscriptionKinds: [] },
 ) {
   const paths: Paths = {};
+  const roles = new Set<string>([...HEAD_ROLES, ...Object.keys(about.examples ?? {})]);
   for (const part of [
-    restPaths(table),
-    jsonRpcPaths(table, about),
-    specRoutePaths(routes),
-    streamPaths(table, streams),
+    restPaths(table, roles),
+    jsonRpcPaths(table, about, roles),
+    specRoutePaths(routes, roles),
+    streamPaths(table, streams, roles),
     healthPaths(healthSchema),
+    esploraPaths(about.esplora ?? []),
   ]) {
     for (const [path, item] of Object.entries(part)) paths[path] = { ...paths[path], ...item };
   }
@@ -222,6 +241,7 @@ export function buildOpenApi(
       ...Object.entries(ROUTE_TAGS)
         .filter(([tag]) => routes.some((route) => route.tag === tag))
         .map(([name, description]) => ({ name, description })),
+      ...(about.esplora?.length ? [{ name: "esplora", description: ESPLORA_TAG }] : []),
     ],
     paths: hoistedPaths,
     components: {
@@ -235,7 +255,7 @@ export function buildOpenApi(
 }
 
 /** POST /node/rest/<name> of each operation with a REST form. */
-function restPaths(table: OperationTable): Paths {
+function restPaths(table: OperationTable, roles: ReadonlySet<string>): Paths {
   const paths: Paths = {};
   for (const op of table.list) {
     if (!op.rest) continue;
@@ -246,7 +266,9 @@ function restPaths(table: OperationTable): Paths {
         description: op.summary,
         operationId: op.rest.name,
         security,
-        ...(op.rest.body ? { requestBody: { required: true, content: bodyContent(op.rest.body) } } : {}),
+        ...(op.rest.body
+          ? { requestBody: { required: true, content: bodyContent(op.rest.body, roles) } }
+          : {}),
         responses: {
           "200": { description: "Successful Response", content: jsonContent(op.rest.response) },
           "400": {
@@ -381,7 +403,7 @@ function examplesNote(examples: FamilyExamples | undefined): string {
 }
 
 /** /node/jsonrpc: POST (one call or a batch of the table's methods) and GET (the WebSocket upgrade). */
-function jsonRpcPaths(table: OperationTable, about: DocsAbout): Paths {
+function jsonRpcPaths(table: OperationTable, about: DocsAbout, roles: ReadonlySet<string>): Paths {
   const { JsonRpcRequest, JsonRpcResponse } = jsonRpcSchemas(table);
   const methodList = table.list
     .map(
@@ -403,7 +425,7 @@ function jsonRpcPaths(table: OperationTable, about: DocsAbout): Paths {
           // One per method, for "Try it out" to pick from.
           examples: Object.fromEntries(
             table.list.flatMap((op) => {
-              const value = requestExample(op);
+              const value = requestExample(op, roles);
               return value ? [[op.method, { summary: op.method, value }]] : [];
             }),
           ),
@@ -443,7 +465,7 @@ function jsonRpcPaths(table: OperationTable, about: DocsAbout): Paths {
 }
 
 /** The routes described by their specs (watch filters). */
-function specRoutePaths(routes: RouteSpec[]): Paths {
+function specRoutePaths(routes: RouteSpec[], roles: ReadonlySet<string>): Paths {
   const paths: Paths = {};
   for (const route of routes) {
     const responses: Record<string, unknown> = {
@@ -461,15 +483,63 @@ function specRoutePaths(routes: RouteSpec[]): Paths {
       summary: route.summary,
       operationId: route.path.slice(1).replace(/\//g, "_"),
       security,
-      ...(route.body ? { requestBody: { required: true, content: bodyContent(route.body) } } : {}),
+      ...(route.body ? { requestBody: { required: true, content: bodyContent(route.body, roles) } } : {}),
       responses,
     };
   }
   return paths;
 }
 
+const ESPLORA_TAG =
+  "An Esplora-compatible API (Blockstream's Esplora: its paths, shapes, status codes and plain-text errors; amounts in satoshis). The key may also ride in the path: /esplora/key/<KEY>/... (clients take a base URL only). Each route's cost in rate-limit tokens is in its description.";
+const ESPLORA_CONTENT = {
+  text: { "text/plain": { schema: { type: "string" } } },
+  json: { "application/json": { schema: {} } },
+  bytes: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+} as const;
+const plainError = (description: string) => ({ description, content: ESPLORA_CONTENT.text });
+
+/** The Esplora API's routes: their answers are Esplora's (API.md), plain text errors. */
+function esploraPaths(routes: readonly EsploraRouteDoc[]): Paths {
+  const paths: Paths = {};
+  for (const route of routes) {
+    const parameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      name,
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    paths[route.path] = {
+      ...paths[route.path],
+      [route.method.toLowerCase()]: {
+        tags: ["esplora"],
+        summary: route.summary,
+        description: `Costs ${route.cost} rate-limit token${route.cost === 1 ? "" : "s"}.`,
+        operationId: `esplora_${route.method.toLowerCase()}${route.path.slice("/esplora".length).replace(/[^\w]+/g, "_")}`,
+        security,
+        ...(parameters.length ? { parameters } : {}),
+        ...(route.method === "POST"
+          ? { requestBody: { required: true, content: { "text/plain": { schema: { type: "string" } } } } }
+          : {}),
+        responses: {
+          "200": { description: "Successful Response", content: ESPLORA_CONTENT[route.type] },
+          "400": plainError('Esplora\'s refusal of the request ("Invalid hex string", ...), as plain text'),
+          "401": plainError("No valid API key"),
+          "404": plainError('Esplora\'s not found ("Transaction not found", ...), as plain text'),
+          "429": plainError("Rate limited"),
+        },
+      },
+    };
+  }
+  return paths;
+}
+
 /** The family's bulk streams: each line holds its operation's result for one block. */
-function streamPaths(table: OperationTable, streams: readonly StreamSpec[]): Paths {
+function streamPaths(
+  table: OperationTable,
+  streams: readonly StreamSpec[],
+  roles: ReadonlySet<string>,
+): Paths {
   const paths: Paths = {};
   for (const stream of streams) {
     const op = table.byMethod(stream.operation)!;
@@ -489,7 +559,7 @@ function streamPaths(table: OperationTable, streams: readonly StreamSpec[]): Pat
           "An extension for indexers. Lines come from the cache where present, else from the node, fetched a few blocks ahead of the reader (backpressure). Each block counts as one call against the rate limit.",
         operationId: stream.path.slice(1).replace(/\//g, "_"),
         security,
-        requestBody: { required: true, content: bodyContent(StreamBody) },
+        requestBody: { required: true, content: bodyContent(StreamBody, roles) },
         responses: {
           "200": {
             description: "NDJSON, one line per block",

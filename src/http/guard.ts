@@ -56,6 +56,8 @@ export interface RequestContext {
 export interface Seen {
   text?: string;
   body?: unknown;
+  /** The HTTP request (absent for a WebSocket's message), for a route whose input is in its path. */
+  request?: Request;
 }
 
 /** The steps a route adds to the path; `A` is its answer (a Response, or a WebSocket message). */
@@ -73,9 +75,13 @@ export interface Steps<I, A> {
   /**
    * The parsed body (undefined when the route takes none) checked and turned into the route's input, and
    * its cost in rate-limit tokens. Throws a ServiceError (a 422 naming what is wrong, a 413). `text` is the
-   * body as read, for the fast path to learn it.
+   * body as read, for the fast path to learn it; `request` the HTTP request, for params in its path.
    */
-  accept(body: unknown, text: string | undefined): { input: I; cost: number | Promise<number> };
+  accept(
+    body: unknown,
+    text: string | undefined,
+    request?: Request,
+  ): { input: I; cost: number | Promise<number> };
   run(input: I, context: RequestContext): A | Promise<A>;
   /** The error as this route answers it. */
   refuse(error: ServiceError, seen: Seen, requestId: string): A;
@@ -175,7 +181,7 @@ export function createGuard(options: {
     let accepted = steps.body ? steps.acceptText?.(seen.text!) : undefined;
     if (accepted === undefined) {
       if (steps.body) seen.body = parseBody(seen.text!);
-      accepted = steps.accept(seen.body, seen.text);
+      accepted = steps.accept(seen.body, seen.text, seen.request);
     }
     const { input, cost } = accepted;
     // A cost looked up first (a kept filter's range, in the database) is charged once known.
@@ -233,7 +239,7 @@ export function createGuard(options: {
       return async (request, server) => {
         const started = debug ? performance.now() : 0;
         const id = requestId(request);
-        const seen: Seen = {};
+        const seen: Seen = { request };
         let response: Response;
         try {
           if (spec.body) {

@@ -84,6 +84,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
       log,
       maintained: (seconds) => events?.maintained?.(seconds),
     }),
+    ahead: undefined,
     stopped: () => stopped,
   };
 

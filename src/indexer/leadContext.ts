@@ -22,6 +22,12 @@ export interface IndexCursor {
   lastHash: string | undefined;
 }
 
+/** The next window's blocks, read while this one is written (window.ts); its first block's number. */
+export interface ReadAhead {
+  from: bigint;
+  blocks: Promise<unknown[]>;
+}
+
 export interface LeadContext {
   readonly index: FamilyIndex<IndexedBlock>;
   /** How the family's nodes write block numbers. */
@@ -36,5 +42,7 @@ export interface LeadContext {
   readonly cursor: IndexCursor;
   readonly wakeups: Wakeups;
   readonly maintenance: Maintenance;
+  /** The reads of the window after the one being written, if started. */
+  ahead: ReadAhead | undefined;
   stopped(): boolean;
 }

@@ -17,6 +17,7 @@ async function canonicalHash(ctx: LeadContext, n: bigint): Promise<string | unde
 /** Walks back from `from - 1` to the newest block stored with its canonical hash; removes what is above. */
 export async function rewind(ctx: LeadContext, from: bigint): Promise<void> {
   const { cursor, index } = ctx;
+  ctx.ahead = undefined;
   let k = from - 1n;
   while (k >= cursor.firstBlock) {
     if (from - k > MAX_REORG_DEPTH) {

@@ -1,15 +1,17 @@
 /**
  * One window of the indexer: the blocks after the index's last, read from the node all at once, decoded in
  * order, each checked to extend the one below it, and written in groups (each group one transaction with
- * the progress row).
+ * the progress row). The next window's reads start before this one's writes, so the node serves blocks
+ * while the database writes them (a backfill's pace is the slower of the two, not their sum); what was read
+ * ahead is used only by the window that starts where it does, and checked like any read.
  */
 import { type IndexedBlock, TornReadError } from "./indexFamily";
-import type { LeadContext } from "./leadContext";
+import type { LeadContext, ReadAhead } from "./leadContext";
 import type { Progress } from "./progress";
 import { rewind } from "./rewind";
 
-/** Blocks fetched ahead of the one being written. */
-const WINDOW_BLOCKS = 32n;
+/** Blocks read at once (a window), and ahead of the ones being written. */
+export const WINDOW_BLOCKS = 32n;
 /** A write group closes at this many transfers (or at the end of the window). */
 const GROUP_TRANSFERS = 5_000;
 
@@ -49,18 +51,38 @@ function createGroup(ctx: LeadContext, progress: Progress) {
   };
 }
 
+/** Starts reading blocks from..to (at most a window); a failure is seen by the window that uses them. */
+function readAhead(ctx: LeadContext, from: bigint, top: bigint): ReadAhead {
+  const end = from + WINDOW_BLOCKS - 1n < top ? from + WINDOW_BLOCKS - 1n : top;
+  const numbers: bigint[] = [];
+  for (let n = from; n <= end; n++) numbers.push(n);
+  const blocks = Promise.all(numbers.map((n) => ctx.index.fetchBlock(ctx.refs.encode(n))));
+  blocks.catch(() => {});
+  return { from, blocks };
+}
+
+/** The blocks after the index's last: those read ahead when they start there, else read now. */
+function takeReads(ctx: LeadContext, top: bigint): Promise<unknown[]> {
+  const next = ctx.cursor.lastBlock + 1n;
+  const ahead = ctx.ahead;
+  ctx.ahead = undefined;
+  return (ahead?.from === next ? ahead : readAhead(ctx, next, top)).blocks;
+}
+
 /**
  * Indexes the blocks after the index's last, up to `top` and at most a window of them. False when the
  * window was cut short by a reorg (then undone) or a torn read (then waited out).
  */
 export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progress): Promise<boolean> {
   const { cursor, index } = ctx;
-  const end = cursor.lastBlock + WINDOW_BLOCKS < top ? cursor.lastBlock + WINDOW_BLOCKS : top;
-  const numbers: bigint[] = [];
-  for (let n = cursor.lastBlock + 1n; n <= end; n++) numbers.push(n);
   const group = createGroup(ctx, progress);
   try {
-    const fetched = await Promise.all(numbers.map((n) => index.fetchBlock(ctx.refs.encode(n))));
+    const fetched = await takeReads(ctx, top);
+    // Read while these are written; dropped unused when this window ends short of them.
+    const after = cursor.lastBlock + BigInt(fetched.length) + 1n;
+    if (fetched.length > 0 && fetched[fetched.length - 1] !== undefined && after <= top) {
+      ctx.ahead = readAhead(ctx, after, top);
+    }
     let parent = cursor.lastHash;
     for (const item of fetched) {
       // The node has not got that far (a lagging upstream): index what there is, come back later.
@@ -73,6 +95,8 @@ export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progr
     await group.flush();
     return true;
   } catch (error) {
+    // What was read ahead may be of the branch that did not fit.
+    ctx.ahead = undefined;
     await group.flush().catch(() => {});
     if (error instanceof ReorgError) {
       await rewind(ctx, error.at);

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { evmDayStats } from "../families/evm/dayStats";
 import { createNodeOperations } from "../families/evm/methods";
 import { createTokenOperations } from "../families/evm/tokens";
 import { createStatsOperations } from "./stats";
@@ -97,7 +98,8 @@ test("the table holds exactly the interface's methods and REST routes", () => {
     ...createNodeOperations({ engine: {} as never, head: {} as never }),
     // The index is never reached: only the table's shape is under test.
     ...createTransferOperations({ chain: { nativeSymbol: "ETH" } } as never),
-    ...createStatsOperations({} as never),
+    // The EVM family's daily figures, as compose/dataPath.ts hands them (their reads never reached).
+    ...createStatsOperations({ days: { schema: evmDayStats.schema, reads: {} as never } } as never),
     ...createTokenOperations({} as never),
   ]);
   const of = (group: string) =>

@@ -1,15 +1,16 @@
-/** Transfer history from the index (docs/interface.md §2, §4). */
+/** Transfer history from the index (docs/interface.md §2, §4.6; the Bitcoin family's §16.5). */
 import { Type as T } from "@sinclair/typebox";
 import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
 import { readBlockRef } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import { blockAtTag, type ChainFollower } from "../engine/chainFollower";
+import { InvalidParamsError } from "../errors";
 import { rfc3339 } from "../json";
 import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
 import { TransferKind } from "../transferKind";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
-import type { TransferQueries, TransferQuery, TransferRecord } from "./transferQueries";
+import type { TransferQueries, TransferQuery, TransferRecord, TransferShape } from "./transferQueries";
 
 const DEFAULT_LIMIT = 50;
 /** PostgreSQL's bigint: block numbers above it select nothing more. */
@@ -22,6 +23,11 @@ const KIND = new Map<string, TransferKind>([
   ["erc721transfer", TransferKind.erc721],
 ]);
 const TYPE_NAME = ["trx", "erc20transfer", "erc721transfer"] as const;
+/** The EVM's rows: every type, the interface's Transfer. */
+const EVERY_TYPE: TransferShape = {
+  kinds: [TransferKind.trx, TransferKind.erc20, TransferKind.erc721],
+  schema: Transfer,
+};
 
 interface TransferBody {
   addresses?: string | string[];
@@ -43,8 +49,14 @@ export function createTransferOperations(options: {
   chain: ChainInfo;
   /** The family's addresses: the bodies' are checked against it (the `address` format), looked up canonical. */
   addresses: AddressCodec;
+  /** What the family's rows are; unsaid: the EVM's. */
+  shape?: TransferShape;
 }): Operation[] {
   const { transfers, blocks, head, chain, addresses } = options;
+  const shape = options.shape ?? EVERY_TYPE;
+  const tokens = shape.kinds.some((k) => k !== TransferKind.trx);
+  const served = shape.kinds.map((k) => TYPE_NAME[k]).join(", ");
+  const what = tokens ? "native and token transfers" : `${chain.nativeSymbol} transfers`;
   const canonicalList = (v: string | string[] | null | undefined) =>
     v === null || v === undefined
       ? undefined
@@ -83,11 +95,30 @@ export function createTransferOperations(options: {
   function toJson(r: TransferRecord): string {
     const native = r.kind === TransferKind.trx;
     const decimals = native ? chain.nativeDecimals : r.kind === TransferKind.erc20 ? r.decimals : null;
+    const fromAddresses = r.fromAddresses === undefined ? "" : `,"fromAddresses":${str(r.fromAddresses)}`;
     // Built as text: value and fee are numeric digits from the database, spliced in exactly.
-    return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${native ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}","to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;
+    return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${r.logIndex < 0 ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}"${fromAddresses},"to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;
+  }
+
+  /** A query for what the family's index does not hold is refused naming the chain, not answered `[]`. */
+  function refuseUnheld(body: TransferBody): void {
+    const kind = body.transferType ? KIND.get(body.transferType) : undefined;
+    if (kind !== undefined && !shape.kinds.includes(kind)) {
+      throw new InvalidParamsError(
+        `invalid params: transferType: ${body.transferType} is not served on ${chain.blockchain}, whose transfers are ${served} only`,
+      );
+    }
+    const contracts = body.contractAddresses;
+    const named = Array.isArray(contracts) ? contracts.length > 0 : typeof contracts === "string";
+    if (named && !tokens) {
+      throw new InvalidParamsError(
+        `invalid params: contractAddresses: ${chain.blockchain} has no token contracts (its transfers are ${served} only)`,
+      );
+    }
   }
 
   async function page(body: TransferBody): Promise<OperationResult> {
+    refuseUnheld(body);
     let last: Promise<bigint> | undefined;
     const lastIndexed = () => {
       last ??= blocks.progress().then((p) => (p && p.last >= p.first ? p.last : -1n));
@@ -111,28 +142,28 @@ export function createTransferOperations(options: {
     defineOperation({
       method: "watch_getTransfersByAddress",
       group: "Methods",
-      summary: "A page of native and token transfers from or to the given addresses.",
+      summary: `A page of ${what} from or to the given addresses.`,
       params: [{ name: "query", schema: TransfersByAddressBody }],
-      result: T.Array(Transfer),
+      result: T.Array(shape.schema),
       rest: {
         name: "watch_getTransfersByAddress",
         body: TransfersByAddressBody,
         toParams: (b) => [b],
-        response: T.Array(Transfer),
+        response: T.Array(shape.schema),
       },
       run: (params) => page(params[0] as TransferBody),
     }),
     defineOperation({
       method: "watch_getTransfers",
       group: "Methods",
-      summary: "A page of native and token transfers of a block range.",
+      summary: `A page of ${what} of a block range.`,
       params: [{ name: "query", schema: TransfersBody, optional: true }],
-      result: T.Array(Transfer),
+      result: T.Array(shape.schema),
       rest: {
         name: "watch_getTransfers",
         body: TransfersBody,
         toParams: (b) => [b],
-        response: T.Array(Transfer),
+        response: T.Array(shape.schema),
       },
       run: (params) => page((params[0] ?? {}) as TransferBody),
     }),

@@ -1,10 +1,19 @@
 /**
  * `watch_filters`: for each block as it becomes processed, one notification per filter result of the
- * caller's filters, exactly what `/watch_filters/check` (v1) or `check_v2` (v2) gives for it.
+ * caller's filters, exactly what `/watch_filters/check` (v1) or `check_v2` (v2) gives for it. With
+ * `"pending": true`, where the chain's family matches its nodes' mempool (the Bitcoin family), also each
+ * result of a transaction as it enters the mempool (`block` null, `"pending": true`), and that result again
+ * with `"removed": true` if the transaction leaves the mempool unmined; a mined one's result comes as every
+ * block's does. One mempool follower (the family's PendingFeed) runs while a pending subscription does.
  */
+import type { ChainInfo } from "../blockchain";
 import type { Caller } from "../caller";
+import type { Sql } from "../db/database";
+import type { ChainChange } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import { InvalidParamsError } from "../errors";
 import { toJson } from "../json";
+import type { Logger } from "../log";
 import type {
   Subscription,
   SubscriptionContext,
@@ -19,54 +28,114 @@ const WATCH_BLOCKS_PER_PASS = 100;
 
 export type WatchVersion = "v1" | "v2";
 
+/** What a watch_filters subscription asked for. */
+export interface WatchOptions {
+  version: WatchVersion;
+  /** Results of mempool transactions too (`"pending": true`). */
+  pending: boolean;
+}
+
+/** A result of a mempool transaction for one key's filter, as its notification's `result`. */
+export interface PendingMatch {
+  /** The key whose filter matched (its SHA-256 as stored; null in open mode). */
+  keyHash: string | null;
+  /** The family's result: a FilterResult with `block` null and `"pending": true` (and `"removed": true`). */
+  result: unknown;
+}
+
+/** A family's follower of its nodes' mempool, matching what enters it with the watched keys' filters. */
+export interface PendingFeed {
+  /**
+   * The keys whose filters are matched from now on. Resolves once the mempool as it is now is known: a
+   * transaction that enters it after is matched (one there before is not).
+   */
+  watch(keys: ReadonlySet<string | null>): Promise<void>;
+  /** The chain follower's change: transactions of the blocks added left the mempool mined, not removed. */
+  changed(change: ChainChange): void;
+  stop(): void;
+}
+
+/** Starts a family's mempool follower; `notify` receives its results in order (entered, then removed). */
+export type PendingWatch = (notify: (matches: PendingMatch[]) => void) => PendingFeed;
+
+/** What a family's mempool matching is made with (ChainFamily.createPendingWatch). */
+export interface PendingWatchOptions {
+  /** The database of the filters and the index (the primary's). */
+  sql: Sql;
+  /** The service's statement deadline and retries, put on the family's queries. */
+  guard<T extends object>(queries: T): T;
+  /** The nodes, through the engine (cached and coalesced). */
+  engine: Engine;
+  chain: ChainInfo;
+  /** How often heads are polled (HEAD_POLL_MS): the longest a block the node has may go unseen. */
+  headPollMs: number;
+  log: Logger;
+}
+
 export interface WatchResults {
   /** The last processed block (watch filters' lastBlockNumber). */
   lastBlockNumber(): Promise<bigint>;
   /** Every result of a processed block for the caller's filters, in check's order. */
   results(caller: Caller, block: number, version: WatchVersion): Promise<unknown[]>;
+  /** The chain's mempool matching, where its family has it; unset: `"pending": true` is refused. */
+  pending?: PendingWatch;
+  /** The chain's name (CHAIN), for that refusal. */
+  chain?: string;
 }
 
 interface WatchGroup {
   key: string;
   caller: Caller;
-  version: WatchVersion;
-  members: Set<Subscription<WatchVersion>>;
+  options: WatchOptions;
+  members: Set<Subscription<WatchOptions>>;
   /** The last block whose results were sent; undefined until `ready` has read where to start. */
   lastSent: bigint | undefined;
   ready: Promise<void>;
 }
 
-function watchVersion(params: unknown): WatchVersion {
-  const version =
-    params === undefined || params === null
-      ? "v1"
-      : typeof params === "object" && !Array.isArray(params)
-        ? ((params as { version?: unknown }).version ?? "v1")
-        : undefined;
-  if (version !== "v1" && version !== "v2") {
-    throw new InvalidParamsError('invalid params: watch_filters takes {"version": "v1" | "v2"}');
+const OPTIONS_TAKEN = 'watch_filters takes {"version": "v1" | "v2", "pending": true | false}';
+
+function watchOptions(watch: WatchResults, params: unknown): WatchOptions {
+  if (params === undefined || params === null) return { version: "v1", pending: false };
+  if (typeof params !== "object" || Array.isArray(params)) {
+    throw new InvalidParamsError(`invalid params: ${OPTIONS_TAKEN}`);
   }
-  return version;
+  const { version = "v1", pending = false } = params as { version?: unknown; pending?: unknown };
+  if ((version !== "v1" && version !== "v2") || typeof pending !== "boolean") {
+    throw new InvalidParamsError(`invalid params: ${OPTIONS_TAKEN}`);
+  }
+  if (pending && !watch.pending) {
+    throw new InvalidParamsError(
+      `invalid params: "pending" is not served on ${watch.chain ?? "this chain"}: its watch filters match blocks only, not the nodes' mempool`,
+    );
+  }
+  return { version, pending };
 }
 
 export function createWatchFiltersSubscription(options: {
   watch: WatchResults;
-}): SubscriptionKind<WatchVersion> {
-  return { name: "watch_filters", parse: watchVersion, open: (context) => openWatch(options.watch, context) };
+}): SubscriptionKind<WatchOptions> {
+  const { watch } = options;
+  return {
+    name: "watch_filters",
+    parse: (params) => watchOptions(watch, params),
+    open: (context) => openWatch(watch, context),
+  };
 }
 
-/** The processed blocks of each (key, version) group, sent to its members. */
+/** The processed blocks of each (key, version, pending) group, sent to its members; mempool results too. */
 function openWatch(
   watch: WatchResults,
-  context: SubscriptionContext<WatchVersion>,
-): SubscriptionFeed<WatchVersion> {
+  context: SubscriptionContext<WatchOptions>,
+): SubscriptionFeed<WatchOptions> {
   const { notify, log } = context;
   const watchGroups = new Map<string, WatchGroup>();
-  const groupOf = new Map<Subscription<WatchVersion>, WatchGroup>();
+  const groupOf = new Map<Subscription<WatchOptions>, WatchGroup>();
   let watchTimer: ReturnType<typeof setInterval> | undefined;
   let watching: Promise<void> | undefined;
   let watchAgain = false;
   let stopped = false;
+  const mempool = openPending(watch, watchGroups, notify, log);
 
   function pumpWatch() {
     if (watching) {
@@ -93,7 +162,7 @@ function openWatch(
     if (from === undefined) return;
     const end = last - from > WATCH_BLOCKS_PER_PASS ? from + BigInt(WATCH_BLOCKS_PER_PASS) : last;
     for (let block = from + 1n; block <= end && group.members.size > 0; block++) {
-      const results = await watch.results(group.caller, Number(block), group.version);
+      const results = await watch.results(group.caller, Number(block), group.options.version);
       for (const result of results) {
         const text = toJson(result);
         for (const member of group.members) notify(member, text);
@@ -104,19 +173,20 @@ function openWatch(
   }
 
   /**
-   * The subscription joins its (key, version) group, made here, at once, when it is the first: concurrent
-   * first subscriptions of one key share one group, which its last member's leaving ends.
+   * The subscription joins its (key, version, pending) group, made here, at once, when it is the first:
+   * concurrent first subscriptions of one key share one group, which its last member's leaving ends. A
+   * pending one also waits for the mempool follower to know the mempool as it is now.
    */
-  function join(subscription: Subscription<WatchVersion>): Promise<void> {
+  function join(subscription: Subscription<WatchOptions>): Promise<void> {
     const { caller } = subscription.subscriber;
-    const version = subscription.options;
-    const key = `${caller.keyHash ?? ""}\u0000${version}`;
+    const { version, pending } = subscription.options;
+    const key = `${caller.keyHash ?? ""}\u0000${version}\u0000${pending ? "pending" : ""}`;
     let group = watchGroups.get(key);
     if (!group) {
       const made: WatchGroup = {
         key,
         caller,
-        version,
+        options: subscription.options,
         members: new Set(),
         lastSent: undefined,
         // Notifications start with the block after the last one processed now.
@@ -130,15 +200,17 @@ function openWatch(
     group.members.add(subscription);
     groupOf.set(subscription, group);
     watchTimer ??= setInterval(pumpWatch, WATCH_POLL_MS);
-    return group.ready;
+    if (!pending) return group.ready;
+    return Promise.all([group.ready, mempool.follow()]).then(() => undefined);
   }
 
-  function leave(subscription: Subscription<WatchVersion>) {
+  function leave(subscription: Subscription<WatchOptions>) {
     const group = groupOf.get(subscription);
     if (!group) return;
     groupOf.delete(subscription);
     group.members.delete(subscription);
     if (group.members.size === 0 && watchGroups.get(group.key) === group) watchGroups.delete(group.key);
+    if (group.options.pending) mempool.keysChanged();
     if (watchGroups.size === 0 && watchTimer !== undefined) {
       clearInterval(watchTimer);
       watchTimer = undefined;
@@ -151,12 +223,70 @@ function openWatch(
   return {
     join,
     leave,
-    changed: pumpIfWatched,
+    changed(change) {
+      mempool.changed(change);
+      pumpIfWatched();
+    },
     processed: pumpIfWatched,
     stop() {
       stopped = true;
+      mempool.stop();
       if (watchTimer !== undefined) clearInterval(watchTimer);
       watchTimer = undefined;
+    },
+  };
+}
+
+/**
+ * The mempool follower of one hub: started by the first pending subscription, told the pending groups' keys
+ * as they change, stopped with the last one. Its results go to the pending groups of their key (both
+ * versions: a mempool transaction's result is the same for v1 and v2).
+ */
+function openPending(
+  watch: WatchResults,
+  groups: ReadonlyMap<string, WatchGroup>,
+  notify: SubscriptionContext<WatchOptions>["notify"],
+  log: SubscriptionContext<WatchOptions>["log"],
+) {
+  let feed: PendingFeed | undefined;
+  const pendingGroups = () => [...groups.values()].filter((g) => g.options.pending && g.members.size > 0);
+  const keys = () => new Set(pendingGroups().map((g) => g.caller.keyHash));
+
+  function deliver(matches: PendingMatch[]) {
+    for (const match of matches) {
+      const text = toJson(match.result);
+      for (const group of pendingGroups()) {
+        if (group.caller.keyHash !== match.keyHash) continue;
+        for (const member of group.members) notify(member, text);
+      }
+    }
+  }
+
+  return {
+    /** Starts the follower if none runs, and waits until it knows the mempool with the current keys. */
+    follow(): Promise<void> {
+      feed ??= watch.pending!(deliver);
+      return feed.watch(keys());
+    },
+    /** A pending group changed: the follower matches the keys left, or stops with the last. */
+    keysChanged() {
+      if (!feed) return;
+      const now = keys();
+      if (now.size === 0) {
+        feed.stop();
+        feed = undefined;
+        return;
+      }
+      feed.watch(now).catch((error) => {
+        log.warn("the mempool follower could not take the keys", { error: (error as Error).message });
+      });
+    },
+    changed(change: ChainChange) {
+      feed?.changed(change);
+    },
+    stop() {
+      feed?.stop();
+      feed = undefined;
     },
   };
 }

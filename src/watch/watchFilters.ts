@@ -146,6 +146,15 @@ export function createWatchFilters(options: {
 
     async add(caller, body) {
       const contract = body.contract_address;
+      if (matcher.contracts === false && contract !== null && contract !== undefined) {
+        throw new RequestValidationError([
+          {
+            loc: ["body", "contract_address"],
+            msg: `Input should be null: ${chain.blockchain} has no token contracts, a filter follows the coin`,
+            type: "none_required",
+          },
+        ]);
+      }
       const filterId = await filters.add(
         caller.keyHash,
         stored(body.address, "address"),

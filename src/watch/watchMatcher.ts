@@ -30,6 +30,11 @@ export interface ResultPage {
 
 export interface WatchMatcher {
   /**
+   * Whether a filter may name a token contract (`contract_address`); false where the chain has none (the
+   * Bitcoin family): such a filter is refused (422 naming the chain). Unsaid: true.
+   */
+  readonly contracts?: boolean;
+  /**
    * A processed block's results for the filters registered under `keyHash` (db/filterStore.ts; null in
    * open mode), in the order check and check_v2 page them; only `page` of them when given.
    */

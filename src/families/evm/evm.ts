@@ -9,6 +9,7 @@ import type { ChainFamily } from "../family";
 import { evmAddresses } from "./addresses";
 import { evmBlockRefs } from "./blockRef";
 import { describeChain } from "./chains";
+import { evmDayStats } from "./dayStats";
 import { DEV_ACCOUNTS, DEV_SEED, DEV_TOKEN, seedDevChain, startAnvil } from "./devChain";
 import { evmIndex } from "./evmIndex";
 import { evmOperations } from "./evmOperations";
@@ -75,6 +76,7 @@ export const evm = {
   // The index (indexer, db, the transfers operation)
   index: evmIndex,
   createTransferQueries: createEvmTransferQueries,
+  dayStats: evmDayStats,
   // Addresses, watch filters, subscriptions (every floor, watch, realtime)
   addresses: evmAddresses,
   createWatchMatcher: createEvmWatchMatcher,
@@ -82,5 +84,17 @@ export const evm = {
   // What the API docs and the refusals say of it
   summary:
     "Blocks, transactions, receipts, logs, traces, transfers, token balances and metadata over REST and JSON-RPC, and address watch filters.",
-  namespaces: ["eth_", "net_", "web3_", "debug_", "trace_", "txpool_", "ext_", "get_token_"],
+  // Its token data methods share the service's `watch_` prefix: named whole, so another family's instance
+  // refuses them as this family's.
+  namespaces: [
+    "eth_",
+    "net_",
+    "web3_",
+    "debug_",
+    "trace_",
+    "txpool_",
+    "ext_",
+    "get_token_",
+    "watch_getToken",
+  ],
 } satisfies ChainFamily;

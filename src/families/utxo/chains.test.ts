@@ -15,6 +15,7 @@ test("each CHAIN: its SLIP-44 coin type, coin, 8 decimals, block time and depth;
     confirmations: 6,
     blockTimeMs: 600_000,
     devChain: false,
+    network: "main",
   });
   const testnet4 = "testnet4:00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043";
   expect(describeUtxoChain(testnet4, { blockchain: "BTC_TESTNET" })).toMatchObject({
@@ -41,6 +42,7 @@ test("each CHAIN: its SLIP-44 coin type, coin, 8 decimals, block time and depth;
     confirmations: 0,
     blockTimeMs: 1_000,
     devChain: true,
+    network: "regtest",
   });
   // CONFIRMATIONS overrides, regtest too.
   expect(describeUtxoChain(LTC_REGTEST, { blockchain: "LTC", confirmations: 6 }).confirmations).toBe(6);

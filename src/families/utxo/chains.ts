@@ -153,5 +153,6 @@ export function describeUtxoChain(
     confirmations: overrides.confirmations ?? (devChain ? 0 : coin.confirmations),
     blockTimeMs: devChain ? REGTEST_BLOCK_TIME_MS : coin.blockTimeMs,
     devChain,
+    network: network.chain,
   };
 }

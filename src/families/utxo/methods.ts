@@ -217,7 +217,7 @@ export const UTXO_HEAD_METHODS: readonly HeadMethod[] = [
   { method: "getbestblockhash", answer: ({ hash }) => `"${hash}"` },
 ];
 
-/** The family's operations: its allow-list, in the order of the rows; no data operations yet (part 2). */
+/** The family's operations: its allow-list, in the order of the rows (the shared data operations are compose/'s). */
 export function utxoOperations(deps: FamilyOperationDeps): FamilyOperations {
   const { engine, head } = deps;
   return { node: ROWS.map((r) => nodeOperation(r, { engine, head })), data: [] };

@@ -1,0 +1,405 @@
+/**
+ * The Bitcoin family's reads for the Esplora-compatible API (operations/esploraSource.ts, served by
+ * http/esplora/): blocks and transactions from the node through the engine (cached as its rows say: a block
+ * or a confirmed transaction by hash for ever), prevouts, fees, spends, an address's figures, history and
+ * unspent outputs from the index (fees are the index's, inputs minus outputs), the mempool from the node
+ * (mempoolView.ts). The index's tip is Esplora's tip. A transaction the index does not hold (the mempool,
+ * a block past the index's tip or before its first) is read from the node, its prevouts from the index or
+ * the node, its fee its inputs minus its outputs.
+ */
+import { callText, type Engine } from "../../../engine/engineApi";
+import { NodeError } from "../../../errors";
+import type { EsploraDeps, EsploraSource, ScriptRef, UtxoPage } from "../../../operations/esploraSource";
+import { satoshisOf } from "../dialect";
+import {
+  blockJson,
+  type Confirmation,
+  feeOf,
+  type NodeBlock,
+  type NodeTransaction,
+  nodeOutputAddress,
+  nodeOutputPrevout,
+  type Prevout,
+  parseNode,
+  type ScriptStats,
+  spendJson,
+  spentOutpoints,
+  statsJson,
+  statusJson,
+  transactionJson,
+  utxoJson,
+} from "./esploraJson";
+import { createEsploraQueries, type EsploraQueries, type Located, outpointKey } from "./esploraQueries";
+import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
+import { merkleBranch } from "./merkle";
+import { scriptDigest } from "./script";
+
+/** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such block, no such transaction (in the block named). */
+const NOT_FOUND = -5;
+/** electrs' confirmation targets for /fee-estimates (query.rs CONF_TARGETS). */
+const FEE_TARGETS = [...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1008];
+/** A fee rate in coins per kvB, read as satoshis per kvB: a thousandth of that is sat/vB. */
+const VBYTES_PER_KVB = 1000;
+/** electrs' fee histogram bins (util/fees.rs VSIZE_BIN_WIDTH), in vbytes. */
+const VSIZE_BIN_WIDTH = 50_000;
+
+/** The node's answer, or undefined where it says there is no such block or transaction. */
+async function maybe(engine: Engine, method: string, params: unknown[]): Promise<string | undefined> {
+  try {
+    return await callText(engine, method, params);
+  } catch (error) {
+    if (error instanceof NodeError && error.code === NOT_FOUND) return undefined;
+    throw error;
+  }
+}
+
+/** A JSON string's value (a hex answer). */
+const unquote = (text: string) => JSON.parse(text) as string;
+
+const ZERO_STATS: ScriptStats = { fundedCount: 0n, fundedSum: 0n, spentCount: 0n, spentSum: 0n, txCount: 0n };
+
+/** An address's figures in the mempool (electrs' mempool ScriptStats). */
+function mempoolStats(snapshot: MempoolSnapshot, address: string): ScriptStats {
+  const s = { ...ZERO_STATS };
+  for (const m of snapshot.ofAddress(address)) {
+    s.txCount++;
+    for (const out of m.tx.vout) {
+      if (nodeOutputAddress(out) !== address) continue;
+      s.fundedCount++;
+      s.fundedSum += out.value;
+    }
+    for (const p of m.prevouts) {
+      if (p?.address !== address) continue;
+      s.spentCount++;
+      s.spentSum += p.value;
+    }
+  }
+  return s;
+}
+
+/** An f32 as serde writes it: the shortest decimal that reads back as the same f32. */
+function f32Text(value: number): number {
+  const f = Math.fround(value);
+  for (let digits = 1; digits < 10; digits++) {
+    const shortest = Number(f.toPrecision(digits));
+    if (Math.fround(shortest) === f) return shortest;
+  }
+  return f;
+}
+
+/** The mempool's backlog (electrs BacklogStats), from the node's entries. */
+function backlogJson(
+  entries: Record<string, { vsize: number; weight?: number; fee?: bigint; fees?: { base: bigint } }>,
+) {
+  const txs = Object.values(entries).map((e) => {
+    const fee = e.fees?.base ?? e.fee ?? 0n;
+    const vsize = e.weight === undefined ? e.vsize : Math.floor(e.weight / 4);
+    return { fee, vsize, rate: Math.fround(Number(fee) / vsize) };
+  });
+  txs.sort((a, b) => b.rate - a.rate);
+  const histogram: [number, number][] = [];
+  let binSize = 0;
+  let lastRate = 0;
+  for (const tx of txs) {
+    if (binSize > VSIZE_BIN_WIDTH && lastRate !== tx.rate) {
+      histogram.push([f32Text(lastRate), binSize]);
+      binSize = 0;
+    }
+    lastRate = tx.rate;
+    binSize += tx.vsize;
+  }
+  if (binSize > 0) histogram.push([f32Text(lastRate), binSize]);
+  const vsize = txs.reduce((s, t) => s + t.vsize, 0);
+  const fee = txs.reduce((s, t) => s + t.fee, 0n);
+  return `{"count":${txs.length},"vsize":${vsize},"total_fee":${fee},"fee_histogram":${JSON.stringify(histogram)}}`;
+}
+
+export function createUtxoEsplora(deps: EsploraDeps): EsploraSource {
+  const { engine, log } = deps;
+  const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql));
+  const mempool: MempoolView = createMempoolView({ engine, queries, log });
+  const reads = createReads(engine, queries);
+  return {
+    ...blockSource(engine, queries, reads),
+    ...transactionSource(engine, queries, reads, mempool),
+    ...scriptSource(queries, reads, mempool),
+    ...poolSource(engine),
+  };
+}
+
+/** What several reads share: a block, a transaction, where it is, its prevouts, its JSON. */
+interface Reads {
+  block(hash: string): Promise<NodeBlock | undefined>;
+  transaction(txid: string, blockHash?: string): Promise<NodeTransaction | undefined>;
+  /** Where a transaction is: the index's word, else the node's. */
+  confirmation(
+    txid: string,
+    tx: NodeTransaction | undefined,
+    located: Located | undefined,
+  ): Promise<Confirmation>;
+  /** Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them). */
+  json(
+    txs: readonly { tx: NodeTransaction; located?: Located; confirmation: Confirmation }[],
+  ): Promise<string[]>;
+}
+
+/**
+ * A transaction of a block read from the block itself: the node refuses `getrawtransaction` for block 0's
+ * coinbase ("not considered an ordinary transaction"), which electrs serves as any other.
+ */
+async function fromBlock(engine: Engine, txid: string, blockHash: string) {
+  const text = await maybe(engine, "getblock", [blockHash, 2]);
+  return text === undefined
+    ? undefined
+    : parseNode<{ tx: (NodeTransaction & { hex: string })[] }>(text).tx.find((t) => t.txid === txid);
+}
+
+function createReads(engine: Engine, queries: EsploraQueries): Reads {
+  /**
+   * A transaction of the best chain or the mempool. The node's txindex keeps what a reorg dropped (with the
+   * stale block's hash and 0 confirmations): Esplora knows only its chain and mempool, so that is not found.
+   */
+  async function transaction(txid: string, blockHash?: string) {
+    const text = await maybe(engine, "getrawtransaction", blockHash ? [txid, true, blockHash] : [txid, true]);
+    if (text === undefined) return blockHash === undefined ? undefined : fromBlock(engine, txid, blockHash);
+    const tx = parseNode<NodeTransaction>(text);
+    return blockHash === undefined && tx.blockhash !== undefined && (tx.confirmations ?? 0) <= 0
+      ? undefined
+      : tx;
+  }
+  /** The prevouts of transactions: the index's, then the node's for outputs it does not hold. */
+  async function prevouts(txs: readonly NodeTransaction[]): Promise<Map<string, Prevout>> {
+    const wanted = txs.flatMap(spentOutpoints);
+    const found: Map<string, Prevout> = await queries.outputs(wanted);
+    const missing = new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid));
+    for (const parent of await Promise.all([...missing].map((txid) => transaction(txid)))) {
+      for (const out of parent?.vout ?? [])
+        found.set(outpointKey(parent!.txid, out.n), nodeOutputPrevout(out));
+    }
+    return found;
+  }
+  return {
+    async block(hash) {
+      const text = await maybe(engine, "getblock", [hash, true]);
+      return text === undefined ? undefined : parseNode<NodeBlock>(text);
+    },
+    transaction,
+    async confirmation(_txid, tx, located) {
+      if (located) return located;
+      if (!tx?.blockhash || (tx.confirmations ?? 0) <= 0) return undefined;
+      const header = await maybe(engine, "getblockheader", [tx.blockhash, true]);
+      if (header === undefined) return undefined;
+      const { height, time } = JSON.parse(header) as { height: number; time: number };
+      return { height: BigInt(height), hash: tx.blockhash, time };
+    },
+    async json(txs) {
+      const found = await prevouts(txs.map((t) => t.tx));
+      return txs.map(({ tx, located, confirmation }) => {
+        const inputs = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
+        const fee = located?.fee ?? feeOf(tx, inputs) ?? 0n;
+        return transactionJson(tx, inputs, fee, confirmation);
+      });
+    },
+  };
+}
+
+function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
+  return {
+    tip: () => queries.tip(),
+    async blockHash(height: bigint) {
+      const tip = await queries.tip();
+      if (tip === undefined || height > tip.height) return undefined;
+      const indexed = await queries.blockHash(height);
+      if (indexed !== undefined) return indexed;
+      // Below the index's first block: the node's word.
+      const text = await maybe(engine, "getblockhash", [Number(height)]);
+      return text === undefined ? undefined : unquote(text);
+    },
+    async block(hash: string) {
+      const block = await reads.block(hash);
+      return block && blockJson(block);
+    },
+    async blockHeader(hash: string) {
+      const text = await maybe(engine, "getblockheader", [hash, false]);
+      return text === undefined ? undefined : unquote(text);
+    },
+    async blockStatus(hash: string) {
+      const text = await maybe(engine, "getblockheader", [hash, true]);
+      const header =
+        text === undefined
+          ? undefined
+          : (JSON.parse(text) as { confirmations: number; height: number; nextblockhash?: string });
+      if (header === undefined || header.confirmations < 0) return '{"in_best_chain":false}';
+      const next = header.nextblockhash === undefined ? "" : `,"next_best":"${header.nextblockhash}"`;
+      return `{"in_best_chain":true,"height":${header.height}${next}}`;
+    },
+    async blockTxids(hash: string) {
+      return (await reads.block(hash))?.tx;
+    },
+    async blockTransactions(hash: string, txids: readonly string[]) {
+      const block = await reads.block(hash);
+      const confirmation: Confirmation =
+        block && block.confirmations >= 0
+          ? { height: BigInt(block.height), hash, time: block.time }
+          : undefined;
+      const [located, txs] = await Promise.all([
+        queries.locate(txids),
+        Promise.all(txids.map((txid) => reads.transaction(txid, hash))),
+      ]);
+      const found = txs.flatMap((tx) => (tx ? [{ tx, located: located.get(tx.txid), confirmation }] : []));
+      return reads.json(found);
+    },
+    async blockHex(hash: string) {
+      const text = await maybe(engine, "getblock", [hash, false]);
+      return text === undefined ? undefined : unquote(text);
+    },
+  };
+}
+
+function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads, mempool: MempoolView) {
+  /** The transaction and where it is; undefined when neither the index nor the node has it. */
+  async function find(txid: string) {
+    const located = (await queries.locate([txid])).get(txid);
+    const tx = await reads.transaction(txid, located?.hash);
+    if (tx === undefined) return undefined;
+    return { tx, located, confirmation: await reads.confirmation(txid, tx, located) };
+  }
+  /** What spends output `vout` of `txid`: the index's spend, else the mempool's. */
+  const spendOf = (
+    spends: Awaited<ReturnType<EsploraQueries["spends"]>>,
+    snapshot: MempoolSnapshot,
+    txid: string,
+    vout: number,
+  ) => {
+    const confirmed = spends.get(vout);
+    if (confirmed) return spendJson({ txid: confirmed.txid, vin: confirmed.vin, confirmation: confirmed });
+    const pending = snapshot.spendOf(txid, vout);
+    return spendJson(pending && { ...pending, confirmation: undefined });
+  };
+  return {
+    async transaction(txid: string) {
+      const found = await find(txid);
+      return found && (await reads.json([found]))[0];
+    },
+    async transactionHex(txid: string) {
+      const located = (await queries.locate([txid])).get(txid);
+      // Not in the index: the verbose form says whether the node's transaction is of the best chain.
+      if (located === undefined) return (await reads.transaction(txid))?.hex;
+      const text = await maybe(engine, "getrawtransaction", [txid, false, located.hash]);
+      if (text !== undefined) return unquote(text);
+      return (await fromBlock(engine, txid, located.hash))?.hex;
+    },
+    async transactionStatus(txid: string) {
+      const located = (await queries.locate([txid])).get(txid);
+      if (located) return statusJson(located);
+      return statusJson(await reads.confirmation(txid, await reads.transaction(txid), undefined));
+    },
+    async outspends(txid: string) {
+      const found = await find(txid);
+      if (found === undefined) return undefined;
+      const [spends, snapshot] = await Promise.all([queries.spends(txid), mempool.snapshot()]);
+      return found.tx.vout.map((out) => spendOf(spends, snapshot, txid, out.n));
+    },
+    async outspend(txid: string, vout: number) {
+      const [spends, snapshot] = await Promise.all([queries.spends(txid), mempool.snapshot()]);
+      return spendOf(spends, snapshot, txid, vout);
+    },
+    async merkleProof(txid: string) {
+      const found = await find(txid);
+      const confirmation = found?.confirmation;
+      if (confirmation === undefined) return undefined;
+      const txids = (await reads.block(confirmation.hash))?.tx ?? [];
+      const position = txids.indexOf(txid);
+      if (position < 0) return undefined;
+      const { branch } = merkleBranch(txids, position);
+      return `{"block_height":${confirmation.height},"merkle":${JSON.stringify(branch)},"pos":${position}}`;
+    },
+    async broadcast(hex: string) {
+      return unquote(await callText(engine, "sendrawtransaction", [hex]));
+    },
+  };
+}
+
+function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolView) {
+  /** The address the index keeps the script's history under; undefined where none is known. */
+  async function addressOf(script: ScriptRef): Promise<string | undefined> {
+    if ("address" in script) return script.address;
+    const indexed = await queries.addressOfScript(scriptDigest(script.scripthash));
+    if (indexed !== undefined) return indexed;
+    return (await mempool.snapshot()).addressOfScripthash(script.scripthash);
+  }
+  return {
+    async scriptStats(script: ScriptRef) {
+      const address = await addressOf(script);
+      if (address === undefined) return { chain: statsJson(ZERO_STATS), mempool: statsJson(ZERO_STATS) };
+      const [chain, snapshot] = await Promise.all([queries.stats(address), mempool.snapshot()]);
+      return { chain: statsJson(chain), mempool: statsJson(mempoolStats(snapshot, address)) };
+    },
+    async scriptChainTransactions(script: ScriptRef, lastSeen: string | undefined, limit: number) {
+      const address = await addressOf(script);
+      if (address === undefined) return [];
+      const cursor = lastSeen === undefined ? undefined : await queries.historyCursor(address, lastSeen);
+      // electrs: a last seen txid that is not in the history leaves nothing after it.
+      if (lastSeen !== undefined && cursor === undefined) return [];
+      const rows = await queries.history(address, cursor, limit);
+      const txs = await Promise.all(rows.map((r) => reads.transaction(r.txid, r.block.hash)));
+      return reads.json(
+        rows.flatMap((r, i) => (txs[i] ? [{ tx: txs[i]!, located: r.block, confirmation: r.block }] : [])),
+      );
+    },
+    async scriptMempoolTransactions(script: ScriptRef, limit: number) {
+      const address = await addressOf(script);
+      if (address === undefined) return [];
+      return (await mempool.snapshot())
+        .ofAddress(address)
+        .slice(0, limit)
+        .map((m) => m.json);
+    },
+    async scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage> {
+      const address = await addressOf(script);
+      if (address === undefined) return { utxos: [] };
+      const [rows, snapshot] = await Promise.all([queries.unspent(address, max + 1), mempool.snapshot()]);
+      if (rows.length > max) return { tooMany: true };
+      const utxos = rows
+        .filter((r) => snapshot.spendOf(r.txid, r.vout) === undefined)
+        .map((r) => utxoJson(r.txid, r.vout, r.value, r.block));
+      // The mempool's outputs to the address that the mempool does not spend, oldest first.
+      for (const m of [...snapshot.ofAddress(address)].reverse()) {
+        for (const out of m.tx.vout) {
+          if (nodeOutputAddress(out) !== address || snapshot.spendOf(m.txid, out.n)) continue;
+          utxos.push(utxoJson(m.txid, out.n, out.value, undefined));
+        }
+      }
+      return { utxos };
+    },
+  };
+}
+
+function poolSource(engine: Engine) {
+  return {
+    async feeEstimates() {
+      const answers = await Promise.all(
+        FEE_TARGETS.map((target) =>
+          callText(engine, "estimatesmartfee", [target]).then(
+            (text) =>
+              JSON.parse(text, (key, value, context?: { source?: string }) =>
+                key === "feerate" && context?.source !== undefined ? satoshisOf(context.source) : value,
+              ) as { feerate?: bigint },
+          ),
+        ),
+      );
+      const members = FEE_TARGETS.flatMap((target, i) => {
+        const perKvB = answers[i]!.feerate;
+        return perKvB === undefined || perKvB < 0n ? [] : [`"${target}":${Number(perKvB) / VBYTES_PER_KVB}`];
+      });
+      return `{${members.join(",")}}`;
+    },
+    async mempool() {
+      return backlogJson(parseNode(await callText(engine, "getrawmempool", [true])));
+    },
+    async mempoolTxids() {
+      // The node's own list, as it writes it (Esplora's order is arbitrary too).
+      return callText(engine, "getrawmempool", [false]);
+    },
+  };
+}

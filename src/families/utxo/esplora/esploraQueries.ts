@@ -1,0 +1,201 @@
+/**
+ * The Esplora API's reads of the Bitcoin family's index (sql/utxo/007_utxo_index.sql): the tip, where a
+ * transaction is and its fee, prevouts, what spends a
+ * transaction's outputs, an address's figures, history pages and unspent outputs. Hashes and txids are
+ * kept as the bytes of their hex (as the node writes them), amounts as satoshis; every list is bounded by
+ * its caller's limit.
+ */
+import type { Sql } from "../../../db/database";
+
+/** Where a confirmed transaction is: its block, the block's header time, and its fee from the index. */
+export interface Located {
+  height: bigint;
+  hash: string;
+  time: number;
+  fee: bigint;
+}
+
+/** An output the index keeps. */
+export interface IndexedOutput {
+  script: Uint8Array;
+  value: bigint;
+  address: string | null;
+}
+
+/** What spends an output, in a block of the index. */
+export interface IndexedSpend {
+  txid: string;
+  vin: number;
+  height: bigint;
+  hash: string;
+  time: number;
+}
+
+/** Confirmed figures of an address (Esplora's chain_stats). */
+export interface ChainStats {
+  fundedCount: bigint;
+  fundedSum: bigint;
+  spentCount: bigint;
+  spentSum: bigint;
+  txCount: bigint;
+}
+
+/** An address's transaction, in its history (newest first). */
+export interface HistoryRow {
+  txid: string;
+  block: Located;
+}
+
+/** An unspent output of an address. */
+export interface UnspentRow {
+  txid: string;
+  vout: number;
+  value: bigint;
+  block: Omit<Located, "fee">;
+}
+
+/** A place in an address's history: the page after it starts below it. */
+export interface HistoryCursor {
+  block: bigint;
+  position: number;
+}
+
+export interface EsploraQueries {
+  tip(): Promise<{ height: bigint; hash: string } | undefined>;
+  blockHash(height: bigint): Promise<string | undefined>;
+  /** The indexed ones of `txids`, by txid. */
+  locate(txids: readonly string[]): Promise<Map<string, Located>>;
+  /** The indexed ones of the outputs, by `txid:vout`. */
+  outputs(outpoints: readonly { txid: string; vout: number }[]): Promise<Map<string, IndexedOutput>>;
+  /** What spends each output of `txid` (indexed spends only), by vout. */
+  spends(txid: string): Promise<Map<number, IndexedSpend>>;
+  /** The address of a script (by its SHA-256) an indexed output paid; undefined: none seen. */
+  addressOfScript(digest: Uint8Array): Promise<string | undefined>;
+  stats(address: string): Promise<ChainStats>;
+  /** Where `txid` is in the address's history; undefined when it is not there. */
+  historyCursor(address: string, txid: string): Promise<HistoryCursor | undefined>;
+  history(address: string, after: HistoryCursor | undefined, limit: number): Promise<HistoryRow[]>;
+  /** Unspent outputs, oldest first; at most `limit`. */
+  unspent(address: string, limit: number): Promise<UnspentRow[]>;
+}
+
+const outpointKey = (txid: string, vout: number) => `${txid}:${vout}`;
+
+export { outpointKey };
+
+type Row = Record<string, unknown>;
+const located = (r: Row): Located => ({
+  height: BigInt(r.height as string),
+  hash: r.hash as string,
+  time: Number(r.time as string),
+  fee: BigInt((r.fee as string | undefined) ?? "0"),
+});
+
+export function createEsploraQueries(sql: Sql): EsploraQueries {
+  const txidArray = (txids: readonly string[]) =>
+    sql`array(select decode(t, 'hex') from unnest(${txids as string[]}::text[]) t)`;
+  return {
+    async tip() {
+      const [row] = await sql`select number::text as height, encode(hash, 'hex') as hash
+        from blocks order by number desc limit 1`;
+      return row && { height: BigInt(row.height as string), hash: row.hash as string };
+    },
+
+    async blockHash(height) {
+      const [row] =
+        await sql`select encode(hash, 'hex') as hash from blocks where number = ${height.toString()}::bigint`;
+      return row?.hash as string | undefined;
+    },
+
+    async locate(txids) {
+      if (txids.length === 0) return new Map();
+      const rows = await sql`select encode(t.txid, 'hex') as txid, t.block_number::text as height,
+          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
+        from transactions t join blocks b on b.number = t.block_number
+        where t.txid = any(${txidArray(txids)})`;
+      return new Map(rows.map((r) => [r.txid as string, located(r)]));
+    },
+
+    async outputs(outpoints) {
+      if (outpoints.length === 0) return new Map();
+      const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.script, o.value::text as value,
+          o.address
+        from unnest(${outpoints.map((o) => o.txid)}::text[], ${outpoints.map((o) => o.vout)}::integer[]) as p(txid, vout)
+        join outputs o on o.txid = decode(p.txid, 'hex') and o.vout = p.vout`;
+      return new Map(
+        rows.map((r) => [
+          outpointKey(r.txid as string, r.vout as number),
+          {
+            script: r.script as Uint8Array,
+            value: BigInt(r.value as string),
+            address: r.address as string | null,
+          },
+        ]),
+      );
+    },
+
+    async spends(txid) {
+      const rows = await sql`select o.vout, encode(o.spent_txid, 'hex') as txid, o.spent_vin as vin,
+          o.spent_block::text as height, encode(b.hash, 'hex') as hash, b.header_time::text as time
+        from outputs o join blocks b on b.number = o.spent_block
+        where o.txid = decode(${txid}, 'hex') and o.spent_txid is not null`;
+      return new Map(
+        rows.map((r) => [r.vout as number, { txid: r.txid as string, vin: r.vin as number, ...located(r) }]),
+      );
+    },
+
+    async addressOfScript(digest) {
+      const [row] = await sql`select address from address_scripts where script_hash = ${digest as Buffer}`;
+      return row?.address as string | undefined;
+    },
+
+    async stats(address) {
+      // One row per transaction, with how many of its outputs pay the address and inputs spend from it.
+      const [row] = await sql`select coalesce(sum(outputs), 0)::text as funded_count,
+          coalesce(sum(received), 0)::text as funded_sum, coalesce(sum(inputs), 0)::text as spent_count,
+          coalesce(sum(sent), 0)::text as spent_sum, count(*)::text as tx_count
+        from address_transactions where address = ${address}`;
+      return {
+        fundedCount: BigInt(row!.funded_count as string),
+        fundedSum: BigInt(row!.funded_sum as string),
+        spentCount: BigInt(row!.spent_count as string),
+        spentSum: BigInt(row!.spent_sum as string),
+        txCount: BigInt(row!.tx_count as string),
+      };
+    },
+
+    async historyCursor(address, txid) {
+      const [row] = await sql`select block_number::text as block, position from address_transactions
+        where address = ${address} and txid = decode(${txid}, 'hex') limit 1`;
+      return row && { block: BigInt(row.block as string), position: row.position as number };
+    },
+
+    async history(address, after, limit) {
+      const below = after
+        ? sql`and (a.block_number, a.position) < (${after.block.toString()}::bigint, ${after.position}::integer)`
+        : sql``;
+      const rows = await sql`select encode(a.txid, 'hex') as txid, a.block_number::text as height,
+          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
+        from address_transactions a
+        join blocks b on b.number = a.block_number
+        join transactions t on t.block_number = a.block_number and t.position = a.position
+        where a.address = ${address} ${below}
+        order by a.block_number desc, a.position desc
+        limit ${limit}`;
+      return rows.map((r) => ({ txid: r.txid as string, block: located(r) }));
+    },
+
+    async unspent(address, limit) {
+      const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.value::text as value,
+          o.block_number::text as height, encode(b.hash, 'hex') as hash, b.header_time::text as time
+        from outputs o join blocks b on b.number = o.block_number
+        where o.address = ${address} and o.spent_txid is null
+        order by o.block_number, o.position, o.vout
+        limit ${limit}`;
+      return rows.map((r) => {
+        const { fee: _fee, ...block } = located(r);
+        return { txid: r.txid as string, vout: r.vout as number, value: BigInt(r.value as string), block };
+      });
+    },
+  };
+}

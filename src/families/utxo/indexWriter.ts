@@ -1,0 +1,460 @@
+/**
+ * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql): the indexer's writes, and its
+ * rewind. Blocks are written in groups, each group in one transaction with the progress row (a crash leaves
+ * the index at a group boundary). Rows go in through `unnest` of text arrays, one per column, as the EVM
+ * writer does: one statement a table whatever the number of rows, hex decoded to bytea, amounts cast
+ * exactly. The outputs a group's inputs spend are marked spent in the same transaction (those of the group
+ * itself once inserted); a rewind unspends what the removed blocks spent, deletes their rows, table by table,
+ * and makes their days' figures again from what remains. Scripts and (day, address) pairs already written
+ * are remembered (a bounded set), so that an address seen again costs no insert that would do nothing.
+ */
+import { LRUCache } from "lru-cache";
+import type postgres from "postgres";
+import type { Sql } from "../../db/database";
+import { FencedError, type IndexerState, type IndexWriter } from "../../indexer/indexFamily";
+import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
+
+type Tx = postgres.TransactionSql<Record<string, never>>;
+
+/** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
+const KNOWN_ADDRESSES = 100_000;
+
+/** A column's text as `unnest` hands it over; null is SQL null. */
+type Cell = string | null;
+/** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
+type ColumnType = "bigint" | "integer" | "numeric" | "boolean" | "date" | "text" | "text[]" | "hex";
+
+type RowsOf = (block: UtxoBlock, number: string) => Cell[][];
+
+/** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
+interface IndexTable {
+  name: string;
+  width: number;
+  rowsOf: RowsOf;
+  /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
+  names: string;
+  values: string;
+  aliases: string;
+  /** What a row already there means: `on conflict do nothing` (BIP 30's repeated coinbase outputs). */
+  conflict: string;
+}
+
+function indexTable(
+  name: string,
+  columns: readonly [name: string, type: ColumnType][],
+  rowsOf: RowsOf,
+  conflict = "",
+): IndexTable {
+  return {
+    name,
+    width: columns.length,
+    rowsOf,
+    names: columns.map(([column]) => column).join(", "),
+    values: columns
+      .map(([, type], i) => (type === "hex" ? `decode(c${i}, 'hex')` : `c${i}::${type}`))
+      .join(", "),
+    aliases: columns.map((_, i) => `c${i}`).join(", "),
+    conflict,
+  };
+}
+
+const text = (value: bigint | number | boolean) => String(value);
+/** The UTC date of a Unix time, as PostgreSQL reads a date. */
+const utcDay = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
+/** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
+const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
+
+const BLOCKS = indexTable(
+  "blocks",
+  [
+    ["number", "bigint"],
+    ["hash", "hex"],
+    ["parent_hash", "hex"],
+    ["timestamp", "bigint"],
+    ["header_time", "bigint"],
+    ["median_time", "bigint"],
+    ["day", "date"],
+    ["size", "integer"],
+    ["weight", "integer"],
+    ["transaction_count", "integer"],
+    ["transfer_count", "integer"],
+    ["output_count", "integer"],
+    ["total_output", "numeric"],
+    ["total_fees", "numeric"],
+    ["miners_reward", "numeric"],
+    ["total_vsize", "bigint"],
+  ],
+  (b, n) => {
+    const sums = blockSums(b);
+    return [
+      [
+        n,
+        b.hash,
+        b.parentHash,
+        text(b.timestamp),
+        text(b.headerTime),
+        text(b.medianTime),
+        utcDay(b.timestamp),
+        text(b.size),
+        text(b.weight),
+        text(sums.transactionCount),
+        text(sums.transferCount),
+        text(sums.outputCount),
+        text(sums.totalOutput),
+        text(sums.totalFees),
+        text(sums.minersReward),
+        text(sums.totalVsize),
+      ],
+    ];
+  },
+);
+
+const TRANSACTIONS = indexTable(
+  "transactions",
+  [
+    ["block_number", "bigint"],
+    ["position", "integer"],
+    ["txid", "hex"],
+    ["fee", "bigint"],
+    ["size", "integer"],
+    ["vsize", "integer"],
+    ["weight", "integer"],
+    ["coinbase", "boolean"],
+    ["input_count", "integer"],
+    ["output_count", "integer"],
+    ["from_addresses", "text[]"],
+  ],
+  (b, n) =>
+    b.transactions.map((tx) => [
+      n,
+      text(tx.position),
+      tx.txid,
+      text(tx.fee),
+      text(tx.size),
+      text(tx.vsize),
+      text(tx.weight),
+      text(tx.coinbase),
+      text(tx.inputs.length),
+      text(tx.outputs.length),
+      textArray(tx.fromAddresses),
+    ]),
+);
+
+const OUTPUTS = indexTable(
+  "outputs",
+  [
+    ["txid", "hex"],
+    ["vout", "integer"],
+    ["block_number", "bigint"],
+    ["position", "integer"],
+    ["address", "text"],
+    ["script", "hex"],
+    ["value", "bigint"],
+    ["pays", "boolean"],
+  ],
+  (b, n) =>
+    b.transactions.flatMap((tx) =>
+      tx.outputs.map((o) => [
+        tx.txid,
+        text(o.vout),
+        n,
+        text(tx.position),
+        o.address,
+        o.script,
+        text(o.value),
+        text(o.pays),
+      ]),
+    ),
+  "on conflict (txid, vout) do nothing",
+);
+
+/** What one transaction does to each address it touches (address_transactions' row). */
+function addressRows(tx: UtxoTransaction) {
+  const rows = new Map<string, { received: bigint; sent: bigint; outputs: number; inputs: number }>();
+  const row = (address: string) => {
+    let r = rows.get(address);
+    if (!r) {
+      r = { received: 0n, sent: 0n, outputs: 0, inputs: 0 };
+      rows.set(address, r);
+    }
+    return r;
+  };
+  for (const o of tx.outputs) {
+    if (o.address === null) continue;
+    const r = row(o.address);
+    r.received += o.value;
+    r.outputs++;
+  }
+  for (const i of tx.inputs) {
+    if (i.address === null) continue;
+    const r = row(i.address);
+    r.sent += i.value;
+    r.inputs++;
+  }
+  return rows;
+}
+
+const ADDRESS_TRANSACTIONS = indexTable(
+  "address_transactions",
+  [
+    ["address", "text"],
+    ["block_number", "bigint"],
+    ["position", "integer"],
+    ["txid", "hex"],
+    ["received", "bigint"],
+    ["sent", "bigint"],
+    ["outputs", "integer"],
+    ["inputs", "integer"],
+  ],
+  (b, n) =>
+    b.transactions.flatMap((tx) =>
+      [...addressRows(tx)].map(([address, r]) => [
+        address,
+        n,
+        text(tx.position),
+        tx.txid,
+        text(r.received),
+        text(r.sent),
+        text(r.outputs),
+        text(r.inputs),
+      ]),
+    ),
+);
+
+/** In the order they are written: blocks first, which the others reference. */
+const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
+
+/** A group's rows of one table, as one text array per column. */
+interface TableRows {
+  table: IndexTable;
+  columns: Cell[][];
+}
+
+function encode(table: IndexTable, blocks: readonly UtxoBlock[]): TableRows {
+  const columns = Array.from({ length: table.width }, (): Cell[] => []);
+  for (const block of blocks) {
+    for (const row of table.rowsOf(block, text(block.number))) {
+      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
+    }
+  }
+  return { table, columns };
+}
+
+/** Appends a table's rows in one statement: the same text for every group, one prepared statement a table. */
+async function insertRows(tx: Tx, { table, columns }: TableRows): Promise<void> {
+  if (columns[0]!.length === 0) return;
+  const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
+  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
+    from unnest(${arrays}) as u(${tx.unsafe(table.aliases)}) ${tx.unsafe(table.conflict)}`;
+}
+
+/** The outputs of the index a group's inputs spend, with their spender, as columns. */
+function spendsOf(blocks: readonly UtxoBlock[]) {
+  const cols = {
+    txid: [] as string[],
+    vout: [] as string[],
+    by: [] as string[],
+    vin: [] as string[],
+    block: [] as string[],
+  };
+  for (const block of blocks) {
+    const n = text(block.number);
+    for (const tx of block.transactions) {
+      tx.inputs.forEach((input, vin) => {
+        if (!input.indexed) return;
+        cols.txid.push(input.txid);
+        cols.vout.push(text(input.vout));
+        cols.by.push(tx.txid);
+        cols.vin.push(text(vin));
+        cols.block.push(n);
+      });
+    }
+  }
+  return cols;
+}
+
+/** Marks the spent outputs; every one must be there, unspent (else the index is not what was resolved). */
+async function markSpent(tx: Tx, blocks: readonly UtxoBlock[]): Promise<void> {
+  const s = spendsOf(blocks);
+  if (s.txid.length === 0) return;
+  const marked = await tx`update outputs o set spent_txid = decode(u.by, 'hex'), spent_vin = u.vin::integer,
+      spent_block = u.block::bigint
+    from unnest(${s.txid}::text[], ${s.vout}::text[], ${s.by}::text[], ${s.vin}::text[], ${s.block}::text[])
+      as u(txid, vout, by, vin, block)
+    where o.txid = decode(u.txid, 'hex') and o.vout = u.vout::integer and o.spent_txid is null`;
+  if (marked.count !== s.txid.length) {
+    throw new Error(
+      `${s.txid.length - marked.count} spent outputs were missing or already spent in the index`,
+    );
+  }
+}
+
+/** Remembers what is written, so that it is not written again (the rows stay: a reused address costs nothing). */
+function createKnown() {
+  const known = new LRUCache<string, true>({ max: KNOWN_ADDRESSES });
+  return {
+    /** Those of `keys` not known yet. */
+    fresh: (keys: Iterable<string>) => [...keys].filter((k) => !known.has(k)),
+    /** Marks them known, once their transaction committed. */
+    add: (keys: readonly string[]) => {
+      for (const k of keys) known.set(k, true);
+    },
+    clear: () => known.clear(),
+  };
+}
+type Known = ReturnType<typeof createKnown>;
+
+/** The scripthash of each address the group's outputs pay (sql/utxo/007 `address_scripts`); what it wrote. */
+async function addScripts(tx: Tx, blocks: readonly UtxoBlock[], known: Known): Promise<string[]> {
+  const scripts = new Map<string, string>();
+  for (const output of blocks.flatMap((b) => b.transfers)) {
+    if (output.address !== null && !scripts.has(output.address)) scripts.set(output.address, output.script);
+  }
+  const fresh = known.fresh(scripts.keys());
+  if (fresh.length === 0) return fresh;
+  await tx`insert into address_scripts (script_hash, address)
+    select sha256(decode(s, 'hex')), a from unnest(${fresh.map((a) => scripts.get(a)!)}::text[], ${fresh}::text[]) as u(s, a)
+    on conflict (script_hash) do nothing`;
+  return fresh;
+}
+
+/** The group's active addresses of each day (sql/utxo/007 `day_addresses`); the pairs it wrote. */
+async function addDayAddresses(tx: Tx, blocks: readonly UtxoBlock[], known: Known): Promise<string[]> {
+  const pairs = new Set<string>();
+  for (const block of blocks) {
+    const day = utcDay(block.timestamp);
+    for (const t of block.transactions) {
+      for (const o of t.outputs) if (o.address !== null) pairs.add(`${day} ${o.address}`);
+      for (const i of t.inputs) if (i.address !== null) pairs.add(`${day} ${i.address}`);
+    }
+  }
+  const fresh = known.fresh(pairs);
+  if (fresh.length === 0) return fresh;
+  // "YYYY-MM-DD address": the day is the first ten characters.
+  await tx`insert into day_addresses (day, address)
+    select left(p, 10)::date, substr(p, 12) from unnest(${fresh}::text[]) as u(p) on conflict do nothing`;
+  return fresh;
+}
+
+/** The days' figures of blocks first to last, added to what the days had. */
+async function addDailyStats(tx: Tx, first: string, last: string): Promise<void> {
+  await tx`insert into daily_stats as s (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      total_output, total_fees, miners_reward, total_vsize)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
+      sum(total_fees), sum(miners_reward), sum(total_vsize)
+    from blocks where number between ${first}::bigint and ${last}::bigint group by day
+    on conflict (day) do update set from_block = least(s.from_block, excluded.from_block),
+      to_block = greatest(s.to_block, excluded.to_block), block_count = s.block_count + excluded.block_count,
+      transaction_count = s.transaction_count + excluded.transaction_count,
+      transfer_count = s.transfer_count + excluded.transfer_count,
+      total_output = s.total_output + excluded.total_output, total_fees = s.total_fees + excluded.total_fees,
+      miners_reward = s.miners_reward + excluded.miners_reward, total_vsize = s.total_vsize + excluded.total_vsize`;
+}
+
+/** Removes blocks from `from` up: unspends what they spent, and makes their days' figures again. */
+async function removeFrom(tx: Tx, from: string): Promise<void> {
+  const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
+    (r) => r.day as string,
+  );
+  if (days.length === 0) return;
+  await tx`update outputs set spent_txid = null, spent_vin = null, spent_block = null
+    where spent_block >= ${from}::bigint`;
+  await tx`delete from address_transactions where block_number >= ${from}::bigint`;
+  await tx`delete from outputs where block_number >= ${from}::bigint`;
+  await tx`delete from transactions where block_number >= ${from}::bigint`;
+  await tx`delete from blocks where number >= ${from}::bigint`;
+  await tx`delete from daily_stats where day = any(${days}::date[])`;
+  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      total_output, total_fees, miners_reward, total_vsize)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
+      sum(total_fees), sum(miners_reward), sum(total_vsize)
+    from blocks where day = any(${days}::date[]) group by day`;
+  await tx`delete from day_addresses where day = any(${days}::date[])`;
+  await tx`insert into day_addresses (day, address)
+    select distinct b.day, a.address from blocks b join address_transactions a on a.block_number = b.number
+    where b.day = any(${days}::date[])`;
+}
+
+export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
+  const knownScripts = createKnown();
+  const knownDays = createKnown();
+  // Where this writer last left the index: when it ends elsewhere, another instance wrote (and may have
+  // rewound) meanwhile, and the pairs remembered may be gone.
+  let lastWritten: bigint | undefined;
+  async function state(): Promise<IndexerState | undefined> {
+    const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
+    return row
+      ? { firstBlock: BigInt(row.first as string), lastBlock: BigInt(row.last as string) }
+      : undefined;
+  }
+
+  return {
+    state,
+    async start(firstBlock) {
+      await sql`insert into indexer_state (first_block, last_block)
+        values (${text(firstBlock)}::bigint, ${text(firstBlock - 1n)}::bigint) on conflict (id) do nothing`;
+      return (await state())!;
+    },
+
+    async hashOf(number) {
+      const [row] =
+        await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
+      return row ? (row.hash as string) : undefined;
+    },
+
+    async write(blocks, expectedLast) {
+      if (blocks.length === 0) return;
+      const rows = TABLES.map((table) => encode(table, blocks));
+      const first = text(blocks[0]!.number);
+      const last = text(blocks[blocks.length - 1]!.number);
+      if (lastWritten !== expectedLast) knownDays.clear();
+      const written = await sql.begin(async (tx) => {
+        // Taken first: a second writer waits here on the row lock, then finds the index moved on.
+        const moved = await tx`update indexer_state set last_block = ${last}::bigint, updated_at = now()
+          where last_block = ${text(expectedLast)}::bigint`;
+        if (moved.count !== 1) throw new FencedError(expectedLast);
+        // The index is made again from the node: a commit lost to a database crash (the last few, never a
+        // part of one) leaves it at an earlier group, where the fence above sends the indexer back to resume.
+        // Not waiting for each group's WAL flush is a tenth of a backfill's time.
+        await tx`set local synchronous_commit = off`;
+        for (const table of rows) await insertRows(tx, table);
+        await markSpent(tx, blocks);
+        await addDailyStats(tx, first, last);
+        return {
+          scripts: await addScripts(tx, blocks, knownScripts),
+          days: await addDayAddresses(tx, blocks, knownDays),
+        };
+      });
+      knownScripts.add(written.scripts);
+      knownDays.add(written.days);
+      lastWritten = BigInt(last);
+    },
+
+    async maintain() {
+      // Autovacuum waits for a fifth of a table to be new before it looks: until then the planner thinks a
+      // grown table is small, and index-only scans visit the heap.
+      await sql`vacuum (analyze) blocks, transactions, outputs, address_transactions, address_scripts, daily_stats,
+        day_addresses`;
+    },
+
+    async rewind(from, expectedLast) {
+      await sql.begin(async (tx) => {
+        const moved =
+          await tx`update indexer_state set last_block = least(last_block, ${text(from - 1n)}::bigint),
+          updated_at = now() where last_block = ${text(expectedLast)}::bigint`;
+        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await removeFrom(tx, text(from));
+      });
+      // The undone days' pairs were made again from what remains: some of those remembered are gone.
+      knownDays.clear();
+      lastWritten = from - 1n;
+    },
+  };
+}
+
+/** The stored running maximum of header times of block `number`; undefined where the index has none. */
+export async function storedTimestamp(sql: Sql, number: bigint): Promise<bigint | undefined> {
+  const [row] =
+    await sql`select timestamp::text as timestamp from blocks where number = ${text(number)}::bigint`;
+  return row ? BigInt(row.timestamp as string) : undefined;
+}

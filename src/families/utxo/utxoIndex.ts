@@ -1,0 +1,124 @@
+/**
+ * The Bitcoin family's part of the index (indexer/indexFamily.ts): a block is `getblockhash <height>` then
+ * `getblock <hash> 2` (its transactions decoded) through the engine, in the form the node takes
+ * (dialect.ts: a node that takes a boolean verbosity only, Dogecoin Core 1.14, gives the ids, then each
+ * transaction's `getrawtransaction <txid> true`); decoded by decode.ts; before a group is written, its inputs'
+ * previous outputs are resolved (prevouts.ts) and each block gets its running maximum of header times; its
+ * rows are written by indexWriter.ts into the tables of sql/utxo/.
+ */
+import type { Sql } from "../../db/database";
+import { callText, type Engine } from "../../engine/engineApi";
+import { NodeError } from "../../errors";
+import type { IndexFamily } from "../../indexer/indexFamily";
+import { decodeUtxoBlock, type FetchedUtxoBlock, settleBlock, type UtxoBlock } from "./decode";
+import { dialectOf, getblockParams, type NodeDialect } from "./dialect";
+import { createUtxoIndexWriter, storedTimestamp } from "./indexWriter";
+import { createPrevouts } from "./prevouts";
+
+/**
+ * Headers read below an index that starts past block 0, for the running maximum of header times its first
+ * block starts from. A block's time must exceed the median of the eleven before it, so a time set far
+ * ahead is overtaken within hours of blocks: two weeks of Bitcoin's blocks leave a wide margin.
+ */
+const TIME_LOOKBACK_BLOCKS = 2_016n;
+/** Headers of that lookback read at once (each a getblockhash and a getblockheader through the engine). */
+const HEADERS_AT_ONCE = 64n;
+
+/** Whether an error is the node saying it has no block there (a height past its head). */
+const noBlock = (error: unknown) => error instanceof NodeError && error.kind === "block_not_found";
+
+/** The hash of the node's block at a height (decimal text); undefined where it has none yet. */
+async function hashAt(engine: Engine, ref: string): Promise<string | undefined> {
+  try {
+    return (JSON.parse(await callText(engine, "getblockhash", [Number(ref)])) as string).toLowerCase();
+  } catch (error) {
+    if (noBlock(error)) return undefined;
+    throw error;
+  }
+}
+
+/** A block's JSON text with its transactions, in the form the node takes. */
+async function readBlock(engine: Engine, hash: string, dialect: NodeDialect): Promise<FetchedUtxoBlock> {
+  const params = getblockParams(hash, "transactions", dialect);
+  if (params) return { block: await callText(engine, "getblock", params) };
+  const block = await callText(engine, "getblock", getblockParams(hash, "ids", dialect)!);
+  const txids = (JSON.parse(block) as { tx: string[] }).tx;
+  const transactions = await Promise.all(
+    txids.map((txid) => callText(engine, "getrawtransaction", [txid, true])),
+  );
+  return { block, transactions };
+}
+
+/** The running maximum of header times of the blocks below `number` (read from the node's headers). */
+async function timeBelow(engine: Engine, number: bigint): Promise<bigint> {
+  const from = number > TIME_LOOKBACK_BLOCKS ? number - TIME_LOOKBACK_BLOCKS : 0n;
+  let max = 0n;
+  for (let at = from; at < number; at += HEADERS_AT_ONCE) {
+    const heights: bigint[] = [];
+    for (let n = at; n < number && n < at + HEADERS_AT_ONCE; n++) heights.push(n);
+    const times = await Promise.all(
+      heights.map(async (n) => {
+        const hash = await hashAt(engine, n.toString());
+        if (hash === undefined) throw new Error(`the node has no block ${n} below the index's first`);
+        return BigInt(
+          (JSON.parse(await callText(engine, "getblockheader", [hash])) as { time: number }).time,
+        );
+      }),
+    );
+    for (const time of times) if (time > max) max = time;
+  }
+  return max;
+}
+
+export function createUtxoIndex(options: { sql: Sql; engine: Engine }) {
+  const { sql, engine } = options;
+  const writer = createUtxoIndexWriter(sql);
+  const prevouts = createPrevouts({ sql, engine });
+  let dialect: Promise<NodeDialect> | undefined;
+  let firstBlock: bigint | undefined;
+
+  /** The node's dialect, read once (again after a failed read). */
+  function nodeDialect(): Promise<NodeDialect> {
+    if (dialect) return dialect;
+    const reading = callText(engine, "getnetworkinfo", []).then(dialectOf);
+    dialect = reading;
+    reading.catch(() => {
+      if (dialect === reading) dialect = undefined;
+    });
+    return reading;
+  }
+
+  /** Each block's running maximum of header times, from the stored block below the group. */
+  async function stamp(blocks: readonly UtxoBlock[]): Promise<void> {
+    const first = blocks[0]!.number;
+    let max =
+      first === 0n ? 0n : ((await storedTimestamp(sql, first - 1n)) ?? (await timeBelow(engine, first)));
+    for (const block of blocks) {
+      if (block.headerTime > max) max = block.headerTime;
+      block.timestamp = max;
+    }
+  }
+
+  return {
+    writer,
+    async fetchBlock(ref: string): Promise<FetchedUtxoBlock | undefined> {
+      const hash = await hashAt(engine, ref);
+      if (hash === undefined) return undefined;
+      return readBlock(engine, hash, await nodeDialect());
+    },
+    decodeBlock: decodeUtxoBlock,
+    readHash: (ref: string) => hashAt(engine, ref),
+    async beforeWrite(blocks: readonly UtxoBlock[]): Promise<void> {
+      if (blocks.length === 0) return;
+      firstBlock ??= (await writer.state())?.firstBlock ?? blocks[0]!.number;
+      await prevouts.resolve(blocks, firstBlock);
+      for (const block of blocks) settleBlock(block);
+      await stamp(blocks);
+    },
+  };
+}
+
+export const utxoIndex: IndexFamily<UtxoBlock, FetchedUtxoBlock> = {
+  migrations: "utxo",
+  createIndex: ({ sql, engine }) => createUtxoIndex({ sql, engine }),
+};

@@ -1,0 +1,128 @@
+/**
+ * The Bitcoin-family index's side of the watch filters (sql/utxo/007_utxo_index.sql): what one block's
+ * transactions do to each address of a key's filters (`address_transactions`: received and sent per address
+ * and transaction, the inputs spending outputs older than the index's first block included), joined with
+ * `watch_filters` through its (key, address) index: never a loop of filters times transactions; and the
+ * addresses those transactions name (`transactions.from_addresses`, their outputs'). Addresses are the
+ * codec's canonical text, kept in `watch_filters` as its UTF-8 bytes. Also what the mempool follower reads:
+ * the filters of several keys on a transaction's addresses, and the indexed outputs its inputs spend.
+ */
+import type { Sql } from "../../db/database";
+
+/** One (filter, transaction) of a block: what the transaction pays the filter's address, less what it spends. */
+export interface NetMatch {
+  filterId: string;
+  address: string;
+  txid: string;
+  position: number;
+  /** Satoshis, exact: received minus sent (negative: the address paid). */
+  net: bigint;
+  fee: bigint;
+  coinbase: boolean;
+  /** The transaction's distinct input addresses, in input order. */
+  inputs: string[];
+}
+
+/** A filter of the native coin on an address (the only kind this family matches). */
+export interface AddressFilter {
+  keyHash: string | null;
+  filterId: string;
+  address: string;
+}
+
+/** An output the index holds, as a pending transaction's input reads it. */
+export interface IndexedOutput {
+  txid: string;
+  vout: number;
+  address: string | null;
+  value: bigint;
+}
+
+export interface UtxoWatchQueries {
+  /** A block's (filter, transaction) pairs for a key's filters, by (position, filter id); a page when given. */
+  matches(
+    keyHash: string | null,
+    block: bigint,
+    page?: { offset: number; limit: number },
+  ): Promise<NetMatch[]>;
+  /** The distinct addresses the outputs of a block's transactions pay, in output order, by position. */
+  outputAddresses(block: bigint, positions: number[]): Promise<Map<number, string[]>>;
+  /** The filters (without a contract) of any of the keys on any of the addresses, by filter id. */
+  filtersOf(keyHashes: (string | null)[], addresses: string[]): Promise<AddressFilter[]>;
+  /** The outputs the index holds of these (txid, vout). */
+  outputs(outpoints: { txid: string; vout: number }[]): Promise<IndexedOutput[]>;
+}
+
+/** A key as stored: its SHA-256, or empty in open mode. */
+const keyText = (keyHash: string | null) => keyHash ?? "";
+
+export function createUtxoWatchQueries(sql: Sql): UtxoWatchQueries {
+  return {
+    async matches(keyHash, block, page) {
+      const rows = await sql`
+        select f.filter_id::text as filter_id, a.address, encode(a.txid, 'hex') as txid, a.position,
+          (a.received - a.sent)::text as net, t.fee::text as fee, t.coinbase, t.from_addresses
+        from address_transactions a
+        join watch_filters f on f.key_hash = decode(${keyText(keyHash)}, 'hex')
+          and f.address = convert_to(a.address, 'UTF8') and f.contract_address is null
+        join transactions t on t.block_number = a.block_number and t.position = a.position
+        where a.block_number = ${block.toString()}::bigint
+        order by a.position, f.filter_id
+        ${page ? sql`offset ${page.offset} limit ${page.limit}` : sql``}`;
+      return rows.map((r) => ({
+        filterId: r.filter_id as string,
+        address: r.address as string,
+        txid: r.txid as string,
+        position: r.position as number,
+        net: BigInt(r.net as string),
+        fee: BigInt(r.fee as string),
+        coinbase: r.coinbase as boolean,
+        inputs: r.from_addresses as string[],
+      }));
+    },
+
+    async outputAddresses(block, positions) {
+      const rows = await sql`select position, address from outputs
+        where block_number = ${block.toString()}::bigint and position = any(${positions}::integer[])
+          and address is not null
+        order by position, vout`;
+      const found = new Map<number, string[]>(positions.map((p) => [p, []]));
+      for (const r of rows) {
+        const list = found.get(r.position as number);
+        if (list && !list.includes(r.address as string)) list.push(r.address as string);
+      }
+      return found;
+    },
+
+    async filtersOf(keyHashes, addresses) {
+      if (keyHashes.length === 0 || addresses.length === 0) return [];
+      const rows = await sql`select encode(key_hash, 'hex') as key_hash, filter_id::text as filter_id,
+          convert_from(address, 'UTF8') as address
+        from watch_filters
+        where key_hash = any(array(select decode(k, 'hex') from unnest(${keyHashes.map(keyText)}::text[]) k))
+          and address = any(array(select convert_to(a, 'UTF8') from unnest(${addresses}::text[]) a))
+          and contract_address is null
+        order by filter_id`;
+      return rows.map((r) => ({
+        keyHash: (r.key_hash as string) === "" ? null : (r.key_hash as string),
+        filterId: r.filter_id as string,
+        address: r.address as string,
+      }));
+    },
+
+    async outputs(outpoints) {
+      if (outpoints.length === 0) return [];
+      const txids = outpoints.map((o) => o.txid);
+      const vouts = outpoints.map((o) => o.vout);
+      const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.address, o.value::text as value
+        from unnest(${txids}::text[], ${vouts}::integer[]) as p(txid, vout)
+        join outputs o on o.txid = decode(p.txid, 'hex') and o.vout = p.vout`;
+      return rows.map((r) => ({
+        txid: r.txid as string,
+        vout: r.vout as number,
+        address: r.address as string | null,
+        value: BigInt(r.value as string),
+      }));
+    },
+  };
+}
