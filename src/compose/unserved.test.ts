@@ -4,7 +4,7 @@ import { evm } from "../families/evm/evm";
 import type { ChainFamily } from "../families/family";
 import { createUnserved } from "./unserved";
 
-/** A family as this file reads one: its name and namespaces; no index (the Bitcoin family of part 1). */
+/** A family as this file reads one: its name and namespaces; no index (as the Bitcoin family's first step was). */
 const bare = { name: "utxo" } as ChainFamily;
 const families = [evm, bare];
 
@@ -103,4 +103,9 @@ test("the docs' sentence names what is refused so", () => {
   expect(onLtc.summary).toBe(
     "Not served on LTC, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`eth_*`, `net_*`, `web3_*`, `debug_*`, `trace_*`, `txpool_*`, `ext_*`, `get_token_*`, `watch_getToken*`); the service's data methods (`watch_*`) and watch filters, which read an index the utxo family does not keep yet.",
   );
+});
+
+test("the WebSocket's subscription methods are no family's: over HTTP, the plain refusal", () => {
+  for (const method of ["eth_subscribe", "eth_unsubscribe"]) expect(onLtc.method(method)).toBeUndefined();
+  expect(onLtc.method("eth_newFilter")?.message).toStartWith("the method eth_newFilter is not served on LTC");
 });

@@ -12,6 +12,7 @@ import type { Blockchain } from "../blockchain";
 import { NotServedError, type ServiceError } from "../errors";
 import type { ChainFamily } from "../families/family";
 import type { Unserved } from "../http/app";
+import { SOCKET_METHODS } from "../http/websocket";
 
 /** The service's data methods (docs/interface.md §2, §4): every one reads the index. */
 const DATA_METHOD_PREFIX = "watch_";
@@ -37,6 +38,8 @@ export function createUnserved(options: {
 
   /** Why `name` (a method's, or a REST route's) is not served here; undefined: no name the service has. */
   function why(name: string): string | undefined {
+    // Every instance's WebSocket serves these: over HTTP they are the plain refusal, as on an EVM instance.
+    if (SOCKET_METHODS.has(name)) return undefined;
     if (!own.some((prefix) => name.startsWith(prefix))) {
       for (const other of options.families) {
         if (other === family || !other.namespaces?.some((prefix) => name.startsWith(prefix))) continue;

@@ -36,6 +36,9 @@ import { json, refusedIdentity, restError, rpcErrorText } from "./answer";
 import type { Guard, Handler, Session, Steps } from "./guard";
 import type { JsonRpc, LocalMethods, RpcPlan, TextBudget } from "./jsonrpc";
 
+/** The methods every instance serves on its WebSocket alone, whatever its family (subscriptions). */
+export const SOCKET_METHODS: ReadonlySet<string> = new Set(["eth_subscribe", "eth_unsubscribe"]);
+
 /** How often every socket is pinged. */
 const PING_INTERVAL_MS = 30_000;
 /** Bun closes a socket silent (no message, no pong) this long. */
@@ -162,7 +165,7 @@ export function createWebSocketTransport(options: {
 
   /** eth_subscribe and eth_unsubscribe, for one socket. */
   const localMethods = (socket: SocketData): LocalMethods => ({
-    has: (method) => method === "eth_subscribe" || method === "eth_unsubscribe",
+    has: (method) => SOCKET_METHODS.has(method),
     async run(method, params) {
       if (method === "eth_unsubscribe") {
         if (params.length !== 1 || typeof params[0] !== "string") {
