@@ -89,7 +89,7 @@ const RBRACE = 125;
 const QUOTE = 34;
 const COLON = 58;
 const COMMA = 44;
-/** A key's text longer than this cannot name `id` or `jsonrpc`, even with every character escaped (\uXXXX). */
+/** A key's text longer than this cannot name `id` or `jsonrpc`, even with every character escaped (six characters each: a backslash, `u`, four hex digits). */
 const MAX_ENVELOPE_KEY_TEXT = 2 + 6 * "jsonrpc".length;
 
 /** The name of the key whose text (quotes included) is `text[from, to)`, when it may be `id` or `jsonrpc`. */

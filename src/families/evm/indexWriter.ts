@@ -1,58 +1,28 @@
 /**
  * The EVM index in PostgreSQL (sql/evm/): the indexer's writes and reads of it. Blocks are written in
  * groups, each group in one transaction together with the progress row, so a crash leaves the index at a
- * group boundary: no gap, and a restart does not write a block twice. Rows go in through `unnest` of text
- * arrays, one per column: one prepared statement a table whatever the number of rows, 20/32-byte values
- * decoded from hex, amounts cast to numeric exactly.
+ * group boundary: no gap, and a restart does not write a block twice. Rows go in as every family's do
+ * (../indexRows.ts: `unnest` of text arrays), 20/32-byte values decoded from hex, amounts cast exactly.
  */
-import type postgres from "postgres";
 import type { Sql } from "../../db/database";
-import { FencedError, type IndexerState, type IndexWriter } from "../../indexer/indexFamily";
+import type { IndexWriter } from "../../indexer/indexFamily";
+import {
+  encodeRows,
+  fenceRewind,
+  fenceWrite,
+  indexerState,
+  indexTable,
+  insertRows,
+  startIndexerState,
+  storedHash,
+  type Tx,
+  text,
+  utcDay,
+} from "../indexRows";
 import type { DecodedBlock, TransferRow } from "./decode";
-
-type Tx = postgres.TransactionSql<Record<string, never>>;
-
-/** A column's text as `unnest` hands it over; null is SQL null. */
-type Cell = string | null;
-/** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
-type ColumnType = "bigint" | "integer" | "smallint" | "numeric" | "boolean" | "date" | "hex";
-
-type RowsOf = (block: DecodedBlock, number: string) => Cell[][];
-
-/** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
-interface IndexTable {
-  name: string;
-  width: number;
-  rowsOf: RowsOf;
-  /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
-  names: string;
-  values: string;
-  aliases: string;
-}
-
-function indexTable(
-  name: string,
-  columns: readonly [name: string, type: ColumnType][],
-  rowsOf: RowsOf,
-): IndexTable {
-  return {
-    name,
-    width: columns.length,
-    rowsOf,
-    names: columns.map(([column]) => column).join(", "),
-    values: columns
-      .map(([, type], i) => (type === "hex" ? `decode(c${i}, 'hex')` : `c${i}::${type}`))
-      .join(", "),
-    aliases: columns.map((_, i) => `c${i}`).join(", "),
-  };
-}
 
 const hex = (value: string) => value.slice(2);
 const hexOrNull = (value: string | null) => (value === null ? null : hex(value));
-const text = (value: bigint | number | boolean) => String(value);
-/** The UTC date of a Unix time, as PostgreSQL reads a date. */
-export const utcDay = (unixSeconds: bigint) =>
-  new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
 
 /** Each address a transfer touches, and its side: 1 sends, 2 receives, 3 both (a self-transfer, one row). */
 function sidesOf(r: TransferRow): [string, number][] {
@@ -64,7 +34,7 @@ function sidesOf(r: TransferRow): [string, number][] {
   ];
 }
 
-const BLOCKS = indexTable(
+const BLOCKS = indexTable<DecodedBlock>(
   "blocks",
   [
     ["number", "bigint"],
@@ -104,7 +74,7 @@ const BLOCKS = indexTable(
   ],
 );
 
-const TRANSFERS = indexTable(
+const TRANSFERS = indexTable<DecodedBlock>(
   "transfers",
   [
     ["block_number", "bigint"],
@@ -136,7 +106,7 @@ const TRANSFERS = indexTable(
 );
 
 /** One row per address a transfer touches, with what the address queries filter on (sql/evm/003). */
-const TRANSFER_ADDRESSES = indexTable(
+const TRANSFER_ADDRESSES = indexTable<DecodedBlock>(
   "transfer_addresses",
   [
     ["address", "hex"],
@@ -161,7 +131,7 @@ const TRANSFER_ADDRESSES = indexTable(
     ),
 );
 
-const APPROVALS = indexTable(
+const APPROVALS = indexTable<DecodedBlock>(
   "approvals",
   [
     ["block_number", "bigint"],
@@ -190,7 +160,7 @@ const APPROVALS = indexTable(
     ]),
 );
 
-const BLOCK_ADDRESSES = indexTable(
+const BLOCK_ADDRESSES = indexTable<DecodedBlock>(
   "block_addresses",
   [
     ["block_number", "bigint"],
@@ -201,30 +171,6 @@ const BLOCK_ADDRESSES = indexTable(
 
 /** In the order they are written: blocks first, which the others reference. */
 const TABLES = [BLOCKS, TRANSFERS, TRANSFER_ADDRESSES, APPROVALS, BLOCK_ADDRESSES] as const;
-
-/** A group's rows of one table, as one text array per column. */
-interface TableRows {
-  table: IndexTable;
-  columns: Cell[][];
-}
-
-function encode(table: IndexTable, blocks: readonly DecodedBlock[]): TableRows {
-  const columns = Array.from({ length: table.width }, (): Cell[] => []);
-  for (const block of blocks) {
-    for (const row of table.rowsOf(block, text(block.number))) {
-      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
-    }
-  }
-  return { table, columns };
-}
-
-/** Appends a table's rows in one statement: the same text for every group, one prepared statement a table. */
-async function insertRows(tx: Tx, { table, columns }: TableRows): Promise<void> {
-  if (columns[0]!.length === 0) return;
-  const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
-  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
-    from unnest(${arrays}) as u(${tx.unsafe(table.aliases)})`;
-}
 
 /** The days' figures of blocks first to last, added to what the days had. */
 async function addDailyStats(tx: Tx, first: string, last: string): Promise<void> {
@@ -296,38 +242,23 @@ function createPartitioner(sql: Sql) {
 export function createIndexWriter(sql: Sql): IndexWriter<DecodedBlock> {
   const partitionsFor = createPartitioner(sql);
 
-  async function state(): Promise<IndexerState | undefined> {
-    const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
-    return row
-      ? { firstBlock: BigInt(row.first as string), lastBlock: BigInt(row.last as string) }
-      : undefined;
-  }
-
   return {
-    state,
-    async start(firstBlock) {
-      await sql`insert into indexer_state (first_block, last_block)
-        values (${text(firstBlock)}::bigint, ${text(firstBlock - 1n)}::bigint) on conflict (id) do nothing`;
-      return (await state())!;
-    },
+    state: () => indexerState(sql),
+    start: (firstBlock) => startIndexerState(sql, firstBlock),
 
     async hashOf(number) {
-      const [row] =
-        await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
-      return row ? `0x${row.hash as string}` : undefined;
+      const hash = await storedHash(sql, number);
+      return hash === undefined ? undefined : `0x${hash}`;
     },
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
-      const rows = TABLES.map((table) => encode(table, blocks));
+      const rows = TABLES.map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
       await partitionsFor(BigInt(first), BigInt(last));
       await sql.begin(async (tx) => {
-        // Taken first: a second writer waits here on the row lock, then finds the index moved on.
-        const moved = await tx`update indexer_state set last_block = ${last}::bigint, updated_at = now()
-          where last_block = ${text(expectedLast)}::bigint`;
-        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await fenceWrite(tx, last, expectedLast);
         for (const table of rows) await insertRows(tx, table);
         await addDailyStats(tx, first, last);
         if (blocks.some((block) => block.addresses.length > 0)) {
@@ -345,10 +276,7 @@ export function createIndexWriter(sql: Sql): IndexWriter<DecodedBlock> {
 
     async rewind(from, expectedLast) {
       await sql.begin(async (tx) => {
-        const moved =
-          await tx`update indexer_state set last_block = least(last_block, ${text(from - 1n)}::bigint),
-          updated_at = now() where last_block = ${text(expectedLast)}::bigint`;
-        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await fenceRewind(tx, from, expectedLast);
         await removeFrom(tx, text(from));
       });
     },

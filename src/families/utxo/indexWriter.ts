@@ -1,70 +1,37 @@
 /**
  * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql): the indexer's writes, and its
  * rewind. Blocks are written in groups, each group in one transaction with the progress row (a crash leaves
- * the index at a group boundary). Rows go in through `unnest` of text arrays, one per column, as the EVM
- * writer does: one statement a table whatever the number of rows, hex decoded to bytea, amounts cast
- * exactly. The outputs a group's inputs spend are marked spent in the same transaction (those of the group
- * itself once inserted); a rewind unspends what the removed blocks spent, deletes their rows, table by table,
- * and makes their days' figures again from what remains. Scripts and (day, address) pairs already written
+ * the index at a group boundary). Rows go in as every family's do (../indexRows.ts: `unnest` of text
+ * arrays), hex decoded to bytea, amounts cast exactly. The outputs a group's inputs spend are marked spent
+ * in the same transaction (those of the group itself once inserted); a rewind unspends what the removed
+ * blocks spent, deletes their rows, table by table, and makes their days' figures again from what remains. Scripts and (day, address) pairs already written
  * are remembered (a bounded set), so that an address seen again costs no insert that would do nothing.
  */
 import { LRUCache } from "lru-cache";
-import type postgres from "postgres";
 import type { Sql } from "../../db/database";
-import { FencedError, type IndexerState, type IndexWriter } from "../../indexer/indexFamily";
+import type { IndexWriter } from "../../indexer/indexFamily";
+import {
+  encodeRows,
+  fenceRewind,
+  fenceWrite,
+  indexerState,
+  indexTable,
+  insertRows,
+  startIndexerState,
+  storedHash,
+  type Tx,
+  text,
+  utcDay,
+} from "../indexRows";
 import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
-
-type Tx = postgres.TransactionSql<Record<string, never>>;
 
 /** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
 const KNOWN_ADDRESSES = 100_000;
 
-/** A column's text as `unnest` hands it over; null is SQL null. */
-type Cell = string | null;
-/** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
-type ColumnType = "bigint" | "integer" | "numeric" | "boolean" | "date" | "text" | "text[]" | "hex";
-
-type RowsOf = (block: UtxoBlock, number: string) => Cell[][];
-
-/** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
-interface IndexTable {
-  name: string;
-  width: number;
-  rowsOf: RowsOf;
-  /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
-  names: string;
-  values: string;
-  aliases: string;
-  /** What a row already there means: `on conflict do nothing` (BIP 30's repeated coinbase outputs). */
-  conflict: string;
-}
-
-function indexTable(
-  name: string,
-  columns: readonly [name: string, type: ColumnType][],
-  rowsOf: RowsOf,
-  conflict = "",
-): IndexTable {
-  return {
-    name,
-    width: columns.length,
-    rowsOf,
-    names: columns.map(([column]) => column).join(", "),
-    values: columns
-      .map(([, type], i) => (type === "hex" ? `decode(c${i}, 'hex')` : `c${i}::${type}`))
-      .join(", "),
-    aliases: columns.map((_, i) => `c${i}`).join(", "),
-    conflict,
-  };
-}
-
-const text = (value: bigint | number | boolean) => String(value);
-/** The UTC date of a Unix time, as PostgreSQL reads a date. */
-const utcDay = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
 /** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
 const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
 
-const BLOCKS = indexTable(
+const BLOCKS = indexTable<UtxoBlock>(
   "blocks",
   [
     ["number", "bigint"],
@@ -109,7 +76,7 @@ const BLOCKS = indexTable(
   },
 );
 
-const TRANSACTIONS = indexTable(
+const TRANSACTIONS = indexTable<UtxoBlock>(
   "transactions",
   [
     ["block_number", "bigint"],
@@ -140,7 +107,7 @@ const TRANSACTIONS = indexTable(
     ]),
 );
 
-const OUTPUTS = indexTable(
+const OUTPUTS = indexTable<UtxoBlock>(
   "outputs",
   [
     ["txid", "hex"],
@@ -194,7 +161,7 @@ function addressRows(tx: UtxoTransaction) {
   return rows;
 }
 
-const ADDRESS_TRANSACTIONS = indexTable(
+const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
   "address_transactions",
   [
     ["address", "text"],
@@ -223,30 +190,6 @@ const ADDRESS_TRANSACTIONS = indexTable(
 
 /** In the order they are written: blocks first, which the others reference. */
 const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
-
-/** A group's rows of one table, as one text array per column. */
-interface TableRows {
-  table: IndexTable;
-  columns: Cell[][];
-}
-
-function encode(table: IndexTable, blocks: readonly UtxoBlock[]): TableRows {
-  const columns = Array.from({ length: table.width }, (): Cell[] => []);
-  for (const block of blocks) {
-    for (const row of table.rowsOf(block, text(block.number))) {
-      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
-    }
-  }
-  return { table, columns };
-}
-
-/** Appends a table's rows in one statement: the same text for every group, one prepared statement a table. */
-async function insertRows(tx: Tx, { table, columns }: TableRows): Promise<void> {
-  if (columns[0]!.length === 0) return;
-  const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
-  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
-    from unnest(${arrays}) as u(${tx.unsafe(table.aliases)}) ${tx.unsafe(table.conflict)}`;
-}
 
 /** The outputs of the index a group's inputs spend, with their spender, as columns. */
 function spendsOf(blocks: readonly UtxoBlock[]) {
@@ -381,38 +324,19 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
   // Where this writer last left the index: when it ends elsewhere, another instance wrote (and may have
   // rewound) meanwhile, and the pairs remembered may be gone.
   let lastWritten: bigint | undefined;
-  async function state(): Promise<IndexerState | undefined> {
-    const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
-    return row
-      ? { firstBlock: BigInt(row.first as string), lastBlock: BigInt(row.last as string) }
-      : undefined;
-  }
-
   return {
-    state,
-    async start(firstBlock) {
-      await sql`insert into indexer_state (first_block, last_block)
-        values (${text(firstBlock)}::bigint, ${text(firstBlock - 1n)}::bigint) on conflict (id) do nothing`;
-      return (await state())!;
-    },
-
-    async hashOf(number) {
-      const [row] =
-        await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
-      return row ? (row.hash as string) : undefined;
-    },
+    state: () => indexerState(sql),
+    start: (firstBlock) => startIndexerState(sql, firstBlock),
+    hashOf: (number) => storedHash(sql, number),
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
-      const rows = TABLES.map((table) => encode(table, blocks));
+      const rows = TABLES.map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
       if (lastWritten !== expectedLast) knownDays.clear();
       const written = await sql.begin(async (tx) => {
-        // Taken first: a second writer waits here on the row lock, then finds the index moved on.
-        const moved = await tx`update indexer_state set last_block = ${last}::bigint, updated_at = now()
-          where last_block = ${text(expectedLast)}::bigint`;
-        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await fenceWrite(tx, last, expectedLast);
         // The index is made again from the node: a commit lost to a database crash (the last few, never a
         // part of one) leaves it at an earlier group, where the fence above sends the indexer back to resume.
         // Not waiting for each group's WAL flush is a tenth of a backfill's time.
@@ -439,10 +363,7 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
 
     async rewind(from, expectedLast) {
       await sql.begin(async (tx) => {
-        const moved =
-          await tx`update indexer_state set last_block = least(last_block, ${text(from - 1n)}::bigint),
-          updated_at = now() where last_block = ${text(expectedLast)}::bigint`;
-        if (moved.count !== 1) throw new FencedError(expectedLast);
+        await fenceRewind(tx, from, expectedLast);
         await removeFrom(tx, text(from));
       });
       // The undone days' pairs were made again from what remains: some of those remembered are gone.

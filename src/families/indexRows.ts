@@ -1,0 +1,126 @@
+/**
+ * What every family's index writer does alike (evm/indexWriter.ts, utxo/indexWriter.ts): rows appended through
+ * `unnest` of text arrays, one per column (one statement a table whatever the number of rows, the same text
+ * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL),
+ * and the progress row (`indexer_state`, in each family's schema) that fences every write and rewind.
+ */
+import type postgres from "postgres";
+import type { Sql } from "../db/database";
+import { FencedError, type IndexerState } from "../indexer/indexFamily";
+
+export type Tx = postgres.TransactionSql<Record<string, never>>;
+
+/** A column's text as `unnest` hands it over; null is SQL null. */
+export type Cell = string | null;
+/** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
+type ColumnType =
+  | "bigint"
+  | "integer"
+  | "smallint"
+  | "numeric"
+  | "boolean"
+  | "date"
+  | "text"
+  | "text[]"
+  | "hex";
+
+/** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
+export interface IndexTable<B> {
+  name: string;
+  width: number;
+  rowsOf: (block: B, number: string) => Cell[][];
+  /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
+  names: string;
+  values: string;
+  aliases: string;
+  /** What a row already there means (`on conflict ... do nothing`); empty: an error. */
+  conflict: string;
+}
+
+export function indexTable<B>(
+  name: string,
+  columns: readonly [name: string, type: ColumnType][],
+  rowsOf: IndexTable<B>["rowsOf"],
+  conflict = "",
+): IndexTable<B> {
+  return {
+    name,
+    width: columns.length,
+    rowsOf,
+    names: columns.map(([column]) => column).join(", "),
+    values: columns
+      .map(([, type], i) => (type === "hex" ? `decode(c${i}, 'hex')` : `c${i}::${type}`))
+      .join(", "),
+    aliases: columns.map((_, i) => `c${i}`).join(", "),
+    conflict,
+  };
+}
+
+export const text = (value: bigint | number | boolean) => String(value);
+/** The UTC date of a Unix time, as PostgreSQL reads a date. */
+export const utcDay = (unixSeconds: bigint) =>
+  new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
+
+/** A group's rows of one table, as one text array per column. */
+export interface TableRows<B> {
+  table: IndexTable<B>;
+  columns: Cell[][];
+}
+
+export function encodeRows<B extends { number: bigint }>(
+  table: IndexTable<B>,
+  blocks: readonly B[],
+): TableRows<B> {
+  const columns = Array.from({ length: table.width }, (): Cell[] => []);
+  for (const block of blocks) {
+    for (const row of table.rowsOf(block, text(block.number))) {
+      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
+    }
+  }
+  return { table, columns };
+}
+
+/** Appends a table's rows in one statement. */
+export async function insertRows<B>(tx: Tx, { table, columns }: TableRows<B>): Promise<void> {
+  if (columns[0]!.length === 0) return;
+  const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
+  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
+    from unnest(${arrays}) as u(${tx.unsafe(table.aliases)}) ${tx.unsafe(table.conflict)}`;
+}
+
+/** The index's progress row: where it starts and ends. */
+export async function indexerState(sql: Sql): Promise<IndexerState | undefined> {
+  const [row] = await sql`select first_block::text as first, last_block::text as last from indexer_state`;
+  return row ? { firstBlock: BigInt(row.first as string), lastBlock: BigInt(row.last as string) } : undefined;
+}
+
+/** The progress row of an index starting at `firstBlock` (the one already there, if any). */
+export async function startIndexerState(sql: Sql, firstBlock: bigint): Promise<IndexerState> {
+  await sql`insert into indexer_state (first_block, last_block)
+    values (${text(firstBlock)}::bigint, ${text(firstBlock - 1n)}::bigint) on conflict (id) do nothing`;
+  return (await indexerState(sql))!;
+}
+
+/**
+ * Moves the index's end from `expectedLast` to `last`, first in a write's transaction: a second writer
+ * waits here on the row lock, then finds the index moved on (FencedError).
+ */
+export async function fenceWrite(tx: Tx, last: string, expectedLast: bigint): Promise<void> {
+  const moved = await tx`update indexer_state set last_block = ${last}::bigint, updated_at = now()
+    where last_block = ${text(expectedLast)}::bigint`;
+  if (moved.count !== 1) throw new FencedError(expectedLast);
+}
+
+/** Ends the index below `from`, where it ended at `expectedLast` (else FencedError). */
+export async function fenceRewind(tx: Tx, from: bigint, expectedLast: bigint): Promise<void> {
+  const moved = await tx`update indexer_state set last_block = least(last_block, ${text(from - 1n)}::bigint),
+    updated_at = now() where last_block = ${text(expectedLast)}::bigint`;
+  if (moved.count !== 1) throw new FencedError(expectedLast);
+}
+
+/** The hash (hex digits, as stored) of the indexed block `number`; undefined where the index has none. */
+export async function storedHash(sql: Sql, number: bigint): Promise<string | undefined> {
+  const [row] =
+    await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
+  return row ? (row.hash as string) : undefined;
+}
