@@ -1,5 +1,5 @@
 /** What the bench phases share: the service as a process, wrk measurements, metric sums, number formats. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type WrkResult, wrk } from "./wrk";
@@ -16,6 +16,26 @@ export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * The CPU time (seconds) of a process and its children: its own and its reaped children's, plus each live
+ * child's (a PostgreSQL server's backends are its postmaster's children).
+ */
+export function treeCpuSeconds(pid: number): number {
+  const stat = (p: string) => readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const root = stat(String(pid));
+  let total = (Number(root[11]) + Number(root[12]) + Number(root[13]) + Number(root[14])) / 100;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (Number(fields[1]) === pid) total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return total;
 }
 
 /** A process's resident memory, in MB. */

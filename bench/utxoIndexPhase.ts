@@ -20,7 +20,16 @@ import { WINDOW_BLOCKS } from "../src/indexer/window";
 import { type LitecoinNode, startLitecoind } from "../test/support/litecoind";
 import { startPostgres } from "../test/support/postgres";
 import { teardownAll } from "../test/support/shared";
-import { fmt, latencies, median, startService, sumMetric, waitUntil } from "./support";
+import {
+  cpuSeconds,
+  fmt,
+  latencies,
+  median,
+  startService,
+  sumMetric,
+  treeCpuSeconds,
+  waitUntil,
+} from "./support";
 import { buildBulkChain } from "./utxoBulkChain";
 
 const BLOCKS = Number(process.env.BENCH_UTXO_INDEX_BLOCKS ?? 1_000);
@@ -59,6 +68,44 @@ async function nodeRate(node: LitecoinNode, hashes: string[]) {
   return { blocksPerSecond: hashes.length / seconds, mbPerSecond: bytes / seconds / 1e6 };
 }
 
+/** Statements that took this share of the database's execution time or more are listed. */
+const STATEMENT_SHARE = 0.01;
+
+/**
+ * The index's statements by execution time (pg_stat_statements, over the database of `url`): what each
+ * wrote or read (its verb and table), calls, rows and seconds. The upkeep after the backfill is left out.
+ */
+async function statementTimes(url: string) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`create extension if not exists pg_stat_statements`;
+    const all = await sql`select query, calls::int as calls, rows::bigint::text as rows,
+        total_exec_time / 1000 as seconds
+      from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = current_database() and query !~* '^[[:space:]]*(vacuum|create|analyze)'
+      order by total_exec_time desc`;
+    const total = all.reduce((sum, r) => sum + (r.seconds as number), 0);
+    return all
+      .filter((r) => (r.seconds as number) >= total * STATEMENT_SHARE)
+      .map((r) => {
+        const query = (r.query as string).replace(/\s+/g, " ").trim();
+        const table =
+          [...query.matchAll(/\b(?:into|update|from|join)\s+"?(\w+)"?/gi)]
+            .map((m) => m[1]!)
+            .find((t) => t.toLowerCase() !== "unnest") ?? "?";
+        const verb = query.split(" ")[0]!.toLowerCase();
+        return {
+          what: `${verb} ${table}`,
+          calls: r.calls as number,
+          rows: Number(r.rows),
+          seconds: r.seconds as number,
+        };
+      });
+  } finally {
+    await sql.end();
+  }
+}
+
 /** p50 and p99 of `n` GETs one after another (ms); undefined when the route does not answer 200. */
 async function sequentialGets(url: string, n: number) {
   if ((await fetch(url)).status !== 200) return undefined;
@@ -75,7 +122,8 @@ async function sequentialGets(url: string, n: number) {
 
 export async function utxoIndexPhase(lines: string[], rows: Record<string, unknown>[]) {
   const node = await startLitecoind({ args: [`-rpcworkqueue=${NODE_WORK_QUEUE}`] });
-  const pg = await startPostgres({ durable: true });
+  // pg_stat_statements: the backfill's time in the database, statement by statement.
+  const pg = await startPostgres({ durable: true, preload: ["pg_stat_statements"] });
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-utxoindex-"));
   let service: Awaited<ReturnType<typeof startService>> | undefined;
   try {
@@ -87,9 +135,12 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
     );
     const hashes: string[] = [];
     for (let h = chain.first; h <= chain.head; h++) hashes.push(await node.rpc<string>("getblockhash", [h]));
+    const nodeCpuBefore = cpuSeconds(node.pid()!);
     const before = await nodeRate(node, hashes);
+    const nodeAlone = cpuSeconds(node.pid()!) - nodeCpuBefore;
 
     const databaseUrl = await pg.createDatabase("bench");
+    const cpuAtStart = { node: cpuSeconds(node.pid()!), db: treeCpuSeconds(pg.pid()) };
     service = await startService(node.url, dataDir, {
       DATABASE_URL: databaseUrl,
       CHAIN: "LTC",
@@ -102,6 +153,12 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
       `the index to reach block ${chain.head}`,
       async () => (await health())?.lastBlockNumber === chain.head,
     );
+    const cpu = {
+      db: treeCpuSeconds(pg.pid()) - cpuAtStart.db,
+      service: cpuSeconds(service.pid),
+      node: cpuSeconds(node.pid()!) - cpuAtStart.node,
+    };
+    const statements = await statementTimes(databaseUrl);
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     const writeSeconds = sumMetric(metrics, "gateway_indexer_write_seconds_total");
     const after = await nodeRate(node, hashes);
@@ -141,7 +198,30 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
       "",
       `Backfill / node: ${fmt(ratio, 2)} (>= ${NODE_RATE_TARGET} aimed at: ${ratio >= NODE_RATE_TARGET ? "met" : "**missed**"}).`,
     );
-    rows.push({ phase: "utxoindex", chain, before, after, seconds, writeSeconds, blocksPerSecond, ratio });
+    lines.push(
+      "",
+      `Where the backfill's time went: CPU seconds over it, PostgreSQL (its server and backends) ${fmt(cpu.db, 1)}, the service ${fmt(cpu.service, 1)}, the node ${fmt(cpu.node, 1)} (serving the same blocks alone, before: ${fmt(nodeAlone, 1)} in ${fmt(hashes.length / before.blocksPerSecond, 1)} s, on a machine of ${navigator.hardwareConcurrency} cores). The writing statements' execution in PostgreSQL (\`pg_stat_statements\`, one backend):`,
+      "",
+      "| statement | calls | rows | seconds | µs per row |",
+      "|---|---:|---:|---:|---:|",
+      ...statements.map(
+        (st) =>
+          `| ${st.what} | ${fmt(st.calls)} | ${fmt(st.rows)} | ${fmt(st.seconds, 1)} | ${st.rows > 0 ? fmt((st.seconds * 1e6) / st.rows, 1) : ""} |`,
+      ),
+    );
+    rows.push({
+      phase: "utxoindex",
+      chain,
+      before,
+      after,
+      seconds,
+      writeSeconds,
+      blocksPerSecond,
+      ratio,
+      cpu,
+      nodeAlone,
+      statements,
+    });
 
     const url = `${service.url}/node/rest/watch_getTransfersByAddress`;
     const pages = [

@@ -43,6 +43,8 @@ export interface LitecoinNode {
   post(body: string): Promise<{ status: number; text: string }>;
   /** Mines `n` blocks to `address`; their hashes. */
   mine(n: number): Promise<string[]>;
+  /** The process id of the running node. */
+  pid(): number | undefined;
   /** Stops the process (connections refused); `resume` starts it again on the same ports and data. */
   halt(): Promise<void>;
   resume(): Promise<void>;
@@ -159,6 +161,7 @@ export async function startLitecoind(options: { connect?: LitecoinNode; args?: s
     rpc,
     post,
     mine: (n) => rpc<string[]>("generatetoaddress", [n, address]),
+    pid: () => child?.pid,
     halt,
     async resume() {
       await launch();

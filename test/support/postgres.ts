@@ -15,6 +15,8 @@ export interface PgServer {
   adminUrl: string;
   /** A new empty database; returns its URL. */
   createDatabase(prefix?: string): Promise<string>;
+  /** The postmaster's process id (its backends are its children). */
+  pid(): number;
   /** Stops the server (a fast shutdown), keeping its data: resume() starts it again on the same port. */
   halt(): Promise<void>;
   resume(): Promise<void>;
@@ -42,8 +44,13 @@ function freePort(): number {
 
 let counter = 0;
 
-/** `durable`: PostgreSQL's own defaults (fsync, synchronous commit), as a bench measures a real server. */
-export async function startPostgres(options: { durable?: boolean } = {}): Promise<PgServer> {
+/**
+ * `durable`: PostgreSQL's own defaults (fsync, synchronous commit), as a bench measures a real server.
+ * `preload`: shared_preload_libraries (a bench's `pg_stat_statements`).
+ */
+export async function startPostgres(
+  options: { durable?: boolean; preload?: string[] } = {},
+): Promise<PgServer> {
   const bin = binDir();
   const asRoot = process.getuid?.() === 0;
   const runAs = (cmd: string[]) => (asRoot ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd);
@@ -87,6 +94,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
           : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
         "-c",
         "max_connections=300",
+        ...(options.preload ? ["-c", `shared_preload_libraries=${options.preload.join(",")}`] : []),
       ]),
       { stdout: "ignore", stderr: "pipe" },
     );
@@ -110,13 +118,18 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     }
   }
 
+  /** The postmaster's pid (as root, `child` is runuser). */
+  function pid(): number {
+    const pidFile = join(dir, "postmaster.pid");
+    return existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
+  }
+
   /** PostgreSQL's fast shutdown, the data directory kept. */
   async function halt(): Promise<void> {
     // The postmaster, not runuser, must get the signal: SIGINT is PostgreSQL's fast shutdown.
-    const pidFile = join(dir, "postmaster.pid");
-    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
+    const postmaster = pid();
     try {
-      process.kill(pid, "SIGINT");
+      process.kill(postmaster, "SIGINT");
     } catch {}
     const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await child.exited;
@@ -134,6 +147,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       await admin.unsafe(`create database "${name}"`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
+    pid,
     halt,
     resume: launch,
     async stop() {
