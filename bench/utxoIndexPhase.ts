@@ -3,10 +3,11 @@
  * 100 transactions (11 outputs each; bench/utxoBulkChain.ts makes it, once per run) indexed by the service
  * (CHAIN=LTC, INDEXER=on) into a real PostgreSQL with fsync on, side by side with the node's own
  * `getblock <hash> 2` rate over the same blocks with the same parallelism (the indexer's window: it cannot
- * be faster than the node serves them), measured before and after the backfill; then an address's page of
- * transfers (`watch_getTransfersByAddress`: the first page and one 50,000 deep, its sending side, and
- * Esplora's `/esplora/address/:a/txs` where the instance serves it) on the index of more than a million
- * outputs this makes.
+ * be faster than the node serves them), measured before and after the backfill, and where the backfill's
+ * time went (each process's CPU seconds; each statement's execution time from pg_stat_statements); then an
+ * address's page of transfers (`watch_getTransfersByAddress`: the first page and one 50,000 deep, its
+ * sending side, and Esplora's `/esplora/address/:a/txs` where the instance serves it) on the index of more
+ * than a million outputs this makes.
  * Targets (reported, not asserted): the backfill at >= 0.7 of the node's rate; the page's p50 < 20 ms.
  *
  * Environment: BENCH_UTXO_INDEX_BLOCKS (default 1000: 100,000 transactions, 1.1 million outputs).
