@@ -94,11 +94,13 @@ async function statementTimes(url: string) {
           [...query.matchAll(/\b(?:into|update|from|join)\s+"?(\w+)"?/gi)]
             .map((m) => m[1]!)
             .find((t) => t.toLowerCase() !== "unnest") ?? "?";
-        const verb = query.split(" ")[0]!.toLowerCase();
+        // A `with` statement is named by what it does first (an insert whose rows update another table);
+        // the rows PostgreSQL counts for it are its last part's, so none are shown.
+        const verb = (/\b(insert|update|select|delete)\b/i.exec(query)?.[1] ?? "?").toLowerCase();
         return {
           what: `${verb} ${table}`,
           calls: r.calls as number,
-          rows: Number(r.rows),
+          rows: /^with\b/i.test(query) ? undefined : Number(r.rows),
           seconds: r.seconds as number,
         };
       });
@@ -207,7 +209,7 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
       "|---|---:|---:|---:|---:|",
       ...statements.map(
         (st) =>
-          `| ${st.what} | ${fmt(st.calls)} | ${fmt(st.rows)} | ${fmt(st.seconds, 1)} | ${st.rows > 0 ? fmt((st.seconds * 1e6) / st.rows, 1) : ""} |`,
+          `| ${st.what} | ${fmt(st.calls)} | ${st.rows === undefined ? "" : fmt(st.rows)} | ${fmt(st.seconds, 1)} | ${st.rows ? fmt((st.seconds * 1e6) / st.rows, 1) : ""} |`,
       ),
     );
     rows.push({

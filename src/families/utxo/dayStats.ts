@@ -1,7 +1,8 @@
 /**
- * The Bitcoin family's daily figures (docs/interface.md §16.5), in satoshis: the `daily_stats` row and the
- * day's `day_addresses` the index writer keeps as blocks are written and rewound (sql/utxo/), with the
- * average fee rate derived from its sums. A day is the UTC date of its blocks' running-maximum time.
+ * The Bitcoin family's daily figures (docs/interface.md §16.5), in satoshis: the `daily_stats` row the index
+ * writer keeps as blocks are written and rewound (sql/utxo/; its active addresses counted as their
+ * `day_addresses` pairs are written), with the average fee rate derived from its sums. A day is the UTC
+ * date of its blocks' running-maximum time.
  */
 import { Type as T } from "@sinclair/typebox";
 import type { Sql } from "../../db/database";
@@ -39,10 +40,10 @@ function createUtxoDayStatsReads(sql: Sql): DayStatsReads {
       const [s] =
         await sql`select day::text as day, from_block::text as from_block, to_block::text as to_block,
           block_count, transaction_count::text as transaction_count, transfer_count::text as transfer_count,
-          (select count(*) from day_addresses a where a.day = d.day)::text as active_addresses,
+          active_addresses::text as active_addresses,
           total_output::text as total_output, total_fees::text as total_fees,
           miners_reward::text as miners_reward, total_vsize::text as total_vsize
-        from daily_stats d where day = ${day}::date`;
+        from daily_stats where day = ${day}::date`;
       if (!s) return undefined;
       const vsize = BigInt(s.total_vsize as string);
       const averageFeeRate = vsize > 0n ? BigInt(s.total_fees as string) / vsize : 0n;

@@ -289,18 +289,23 @@ async function addDayAddresses(tx: Tx, blocks: readonly UtxoBlock[], known: Know
   }
   const fresh = known.fresh(pairs);
   if (fresh.length === 0) return fresh;
-  // "YYYY-MM-DD address": the day is the first ten characters.
-  await tx`insert into day_addresses (day, address)
-    select left(p, 10)::date, substr(p, 12) from unnest(${fresh}::text[]) as u(p) on conflict do nothing`;
+  // "YYYY-MM-DD address": the day is the first ten characters. A pair inserted is new to its day, whose
+  // figures (written before this, in the same transaction) count it.
+  await tx`with added as (
+      insert into day_addresses (day, address)
+      select left(p, 10)::date, substr(p, 12) from unnest(${fresh}::text[]) as u(p) on conflict do nothing
+      returning day)
+    update daily_stats s set active_addresses = s.active_addresses + a.n
+    from (select day, count(*) as n from added group by day) a where s.day = a.day`;
   return fresh;
 }
 
 /** The days' figures of blocks first to last, added to what the days had. */
 async function addDailyStats(tx: Tx, first: string, last: string): Promise<void> {
   await tx`insert into daily_stats as s (day, from_block, to_block, block_count, transaction_count, transfer_count,
-      total_output, total_fees, miners_reward, total_vsize)
+      total_output, total_fees, miners_reward, total_vsize, active_addresses)
     select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
-      sum(total_fees), sum(miners_reward), sum(total_vsize)
+      sum(total_fees), sum(miners_reward), sum(total_vsize), 0
     from blocks where number between ${first}::bigint and ${last}::bigint group by day
     on conflict (day) do update set from_block = least(s.from_block, excluded.from_block),
       to_block = greatest(s.to_block, excluded.to_block), block_count = s.block_count + excluded.block_count,
@@ -322,16 +327,17 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
   await tx`delete from outputs where block_number >= ${from}::bigint`;
   await tx`delete from transactions where block_number >= ${from}::bigint`;
   await tx`delete from blocks where number >= ${from}::bigint`;
-  await tx`delete from daily_stats where day = any(${days}::date[])`;
-  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
-      total_output, total_fees, miners_reward, total_vsize)
-    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
-      sum(total_fees), sum(miners_reward), sum(total_vsize)
-    from blocks where day = any(${days}::date[]) group by day`;
   await tx`delete from day_addresses where day = any(${days}::date[])`;
   await tx`insert into day_addresses (day, address)
     select distinct b.day, a.address from blocks b join address_transactions a on a.block_number = b.number
     where b.day = any(${days}::date[])`;
+  await tx`delete from daily_stats where day = any(${days}::date[])`;
+  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      total_output, total_fees, miners_reward, total_vsize, active_addresses)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
+      sum(total_fees), sum(miners_reward), sum(total_vsize),
+      (select count(*) from day_addresses d where d.day = b.day)
+    from blocks b where day = any(${days}::date[]) group by day`;
 }
 
 export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
