@@ -135,35 +135,39 @@ export const FilterInfo = T.Object(
   },
   { title: "FilterInfo" },
 );
-export const FilterResult = T.Object(
-  {
-    from_address: T.Array(Str),
-    to_address: T.Array(Str),
-    contract_address: Str,
-    type: T.Union([T.Literal("trx"), T.Literal("erc20"), T.Literal("trc20"), T.Literal("approval")], {
-      title: "FilterType",
-    }),
-    value: Value,
-    currency: opt(StrOrNull),
-    transaction: T.Object({ hash: Str, fee: Value, fee_symbol: Str }, { title: "TransactionOut" }),
-    filter_id: Str,
-    filter_target: T.Object(
-      {
-        address: Str,
-        direction: T.Union([T.Literal("deposit"), T.Literal("withdrawal"), T.Literal("unknown")], {
-          title: "TokenMovementDirection",
-        }),
-      },
-      { title: "FilterTargetOut" },
-    ),
-    block: T.Object(
-      { hash: Str, number: T.Integer(), created_at: T.String({ format: "date-time" }) },
-      { title: "BlockOut" },
-    ),
-    trx_success: T.Boolean(),
-  },
-  { title: "FilterResult" },
-);
+/** A watch filter's result, its `type` one of `types` (the family's: a coin's chain has no tokens). */
+export const filterResult = (types: readonly string[]) =>
+  T.Object(
+    {
+      from_address: T.Array(Str),
+      to_address: T.Array(Str),
+      contract_address: Str,
+      type: T.Union(
+        types.map((t) => T.Literal(t)),
+        { title: "FilterType" },
+      ),
+      value: Value,
+      currency: opt(StrOrNull),
+      transaction: T.Object({ hash: Str, fee: Value, fee_symbol: Str }, { title: "TransactionOut" }),
+      filter_id: Str,
+      filter_target: T.Object(
+        {
+          address: Str,
+          direction: T.Union([T.Literal("deposit"), T.Literal("withdrawal"), T.Literal("unknown")], {
+            title: "TokenMovementDirection",
+          }),
+        },
+        { title: "FilterTargetOut" },
+      ),
+      block: T.Object(
+        { hash: Str, number: T.Integer(), created_at: T.String({ format: "date-time" }) },
+        { title: "BlockOut" },
+      ),
+      trx_success: T.Boolean(),
+    },
+    { title: "FilterResult" },
+  );
+export const FilterResult = filterResult(["trx", "erc20", "trc20", "approval"]);
 
 export const ValidationErrorItem = T.Object(
   { loc: T.Array(T.Union([T.String(), T.Integer()])), msg: Str, type: Str },
@@ -230,22 +234,45 @@ export const Bodies = {
   tokenMetadata: body({ token_address: TokenAddress }),
 };
 
-const transferFilterFields = {
-  fromBlock: T.Optional(OptionalBlockRef),
-  toBlock: T.Optional(OptionalBlockRef),
-  transferType: T.Optional(T.Union([...TRANSFER_TYPES.map((t) => T.Literal(t)), T.Null()])),
-  contractAddresses: T.Optional(
-    T.Union([T.Array(Address, { maxItems: MAX_FILTER_ADDRESSES }), Address, T.Null()]),
-  ),
-  offset: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), T.Null()])),
-  limit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 500 }), T.Null()])),
-};
-export const TransfersByAddressBody = body(
-  {
-    addresses: T.Union([T.Array(Address, { minItems: 1, maxItems: MAX_FILTER_ADDRESSES }), Address]),
-    transferDirection: T.Optional(T.Union([T.Literal("to"), T.Literal("from"), T.Null()])),
-    ...transferFilterFields,
-  },
-  true,
-);
-export const TransfersBody = body(transferFilterFields, true);
+/**
+ * The transfer queries' bodies for a family's rows: `types`, the transferType names its index holds; `chain`,
+ * the chain's name. Where it holds every type (EVM) the interface's bodies; where it holds no token type
+ * the document offers only what it serves, and a refusal names the chain.
+ */
+export function transferBodies(types: readonly string[], chain: string) {
+  const tokens = types.some((t) => t !== "trx");
+  const typeNames = types.map((t) => `"${t}"`).join(", ");
+  const noContracts = `null or [] (${chain} has no token contracts)`;
+  const fields = {
+    fromBlock: T.Optional(OptionalBlockRef),
+    toBlock: T.Optional(OptionalBlockRef),
+    transferType: T.Optional(
+      T.Union(
+        [...types.map((t) => T.Literal(t)), T.Null()],
+        tokens
+          ? {}
+          : { description: `${typeNames} or null (${chain}'s transfers are ${types.join(", ")} only)` },
+      ),
+    ),
+    contractAddresses: T.Optional(
+      tokens
+        ? T.Union([T.Array(Address, { maxItems: MAX_FILTER_ADDRESSES }), Address, T.Null()])
+        : T.Union([T.Null(), T.Array(Address, { maxItems: 0, description: noContracts })], {
+            description: noContracts,
+          }),
+    ),
+    offset: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), T.Null()])),
+    limit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 500 }), T.Null()])),
+  };
+  return {
+    byAddress: body(
+      {
+        addresses: T.Union([T.Array(Address, { minItems: 1, maxItems: MAX_FILTER_ADDRESSES }), Address]),
+        transferDirection: T.Optional(T.Union([T.Literal("to"), T.Literal("from"), T.Null()])),
+        ...fields,
+      },
+      true,
+    ),
+    range: body(fields, true),
+  };
+}

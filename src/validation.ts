@@ -169,7 +169,8 @@ function toIssue(error: ValueError, prefix: Loc): ValidationIssue {
     case ValueErrorType.Object:
       return { loc, msg: "Input should be a valid object", type: "dict_type" };
     case ValueErrorType.Null:
-      return { loc, msg: "Input should be null", type: "none_required" };
+      // A described null says why nothing else is taken (a family's field it has no use for).
+      return { loc, msg: `Input should be ${expected(schema)}`, type: "none_required" };
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMinimum:
       return {
@@ -195,7 +196,9 @@ function toIssue(error: ValueError, prefix: Loc): ValidationIssue {
     case ValueErrorType.ArrayMinItems:
       return { loc, msg: `List should have at least ${schema.minItems} items`, type: "too_short" };
     case ValueErrorType.ArrayMaxItems:
-      return { loc, msg: `List should have at most ${schema.maxItems} items`, type: "too_long" };
+      return schema.description
+        ? { loc, msg: `Input should be ${schema.description}`, type: "too_long" }
+        : { loc, msg: `List should have at most ${schema.maxItems} items`, type: "too_long" };
     case ValueErrorType.StringPattern:
       return schema.description
         ? { loc, msg: `Input should be ${schema.description}`, type: "string_pattern_mismatch" }

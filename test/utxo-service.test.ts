@@ -740,6 +740,39 @@ describe("the OpenAPI document shows what the instance serves", () => {
         doc.paths[`/node/rest/${name}`].post.responses["200"].content["application/json"].schema,
       ]).toEqual([name, schema]);
     }
+    // The bodies and results offer what the chain has: trx only, no token contract.
+    const body = (path: string) => {
+      const schema = doc.paths[path].post.requestBody.content["application/json"].schema;
+      return schema.$ref ? schemas[schema.$ref.split("/").pop()] : schema;
+    };
+    const noContracts = "null or [] (LTC has no token contracts)";
+    for (const name of ["watch_getTransfers", "watch_getTransfersByAddress"]) {
+      const { transferType, contractAddresses } = body(`/node/rest/${name}`).properties;
+      expect([name, transferType, contractAddresses]).toEqual([
+        name,
+        {
+          anyOf: [{ const: "trx", type: "string" }, { type: "null" }],
+          description: `"trx" or null (LTC's transfers are trx only)`,
+        },
+        {
+          anyOf: [
+            { type: "null" },
+            {
+              type: "array",
+              items: expect.objectContaining({ format: "address" }),
+              maxItems: 0,
+              description: noContracts,
+            },
+          ],
+          description: noContracts,
+        },
+      ]);
+    }
+    expect(body("/watch_filters/add").properties.contract_address).toEqual({
+      type: "null",
+      description: "null: LTC has no token contracts, a filter follows the coin",
+    });
+    expect(schemas.FilterType).toEqual({ const: "trx", type: "string", title: "FilterType" });
     // The health schema has the indexer's section.
     const health = doc.paths["/health"].get.responses["200"].content["application/json"].schema;
     const report = health.$ref ? schemas[health.$ref.split("/").pop()] : health;

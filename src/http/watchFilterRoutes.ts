@@ -1,11 +1,13 @@
 /** Watch-filter routes (docs/interface.md §5). */
 import { Type as T } from "@sinclair/typebox";
-import { Address, FilterInfo, FilterResult } from "../schemas";
+import { Address, FilterInfo, FilterResult, filterResult } from "../schemas";
 import type { WatchFilters } from "../watch/watchFilters";
 import type { RouteSpec } from "./routes";
 
 const TAG = "watch_filters";
 const Filters = (item: typeof FilterInfo | typeof FilterResult) => T.Object({ filters: T.Array(item) });
+/** A coin's chain (no token contracts): its results are coin movements, and a filter names no contract. */
+const CoinFilterResult = filterResult(["trx"]);
 /** The list, and the `error` member that ends one cut short once its answer began (docs/interface.md §5.2). */
 const AllFilters = T.Object({
   filters: T.Array(FilterInfo),
@@ -22,6 +24,12 @@ const CheckBody = T.Object({
 });
 
 export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
+  const results = Filters(watch.contracts ? FilterResult : CoinFilterResult);
+  const contract = watch.contracts
+    ? T.Optional(T.Union([Address, T.Null()]))
+    : T.Optional(
+        T.Null({ description: `null: ${watch.chain} has no token contracts, a filter follows the coin` }),
+      );
   return [
     {
       method: "GET",
@@ -39,7 +47,7 @@ export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
       summary: "Registers a filter on an address (idempotent).",
       body: T.Object({
         address: Address,
-        contract_address: T.Optional(T.Union([Address, T.Null()])),
+        contract_address: contract,
         with_approval: T.Optional(T.Union([T.Boolean(), T.Null()], { default: false })),
       }),
       response: T.Object({ filter_id: T.String() }),
@@ -51,7 +59,7 @@ export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
       tag: TAG,
       summary: "Filter matches of one processed block: up to 1000 a call, from `offset`.",
       body: CheckBody,
-      response: Filters(FilterResult),
+      response: results,
       errors: { 404: "The block is not processed yet" },
       handle: (body, caller) => watch.check(caller, body.block_number, body.offset ?? 0),
     },
@@ -61,7 +69,7 @@ export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
       tag: TAG,
       summary: "As check, plus native movements made inside contract execution (internal calls).",
       body: CheckBody,
-      response: Filters(FilterResult),
+      response: results,
       errors: { 404: "The block is not processed yet" },
       handle: (body, caller) => watch.checkV2(caller, body.block_number, body.offset ?? 0),
     },

@@ -5,9 +5,8 @@ import type { ChainInfo } from "../blockchain";
 import { readBlockRef } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import { blockAtTag, type ChainFollower } from "../engine/chainFollower";
-import { InvalidParamsError } from "../errors";
 import { rfc3339 } from "../json";
-import { Transfer, TransfersBody, TransfersByAddressBody } from "../schemas";
+import { TRANSFER_TYPES, Transfer, transferBodies } from "../schemas";
 import { TransferKind } from "../transferKind";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
 import type { TransferQueries, TransferQuery, TransferRecord, TransferShape } from "./transferQueries";
@@ -55,8 +54,12 @@ export function createTransferOperations(options: {
   const { transfers, blocks, head, chain, addresses } = options;
   const shape = options.shape ?? EVERY_TYPE;
   const tokens = shape.kinds.some((k) => k !== TransferKind.trx);
-  const served = shape.kinds.map((k) => TYPE_NAME[k]).join(", ");
   const what = tokens ? "native and token transfers" : `${chain.nativeSymbol} transfers`;
+  // What the index does not hold is refused by the bodies' schemas, naming the chain, not answered `[]`.
+  const bodies = transferBodies(
+    TRANSFER_TYPES.filter((t) => shape.kinds.includes(KIND.get(t)!)),
+    chain.blockchain,
+  );
   const canonicalList = (v: string | string[] | null | undefined) =>
     v === null || v === undefined
       ? undefined
@@ -100,25 +103,7 @@ export function createTransferOperations(options: {
     return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${r.logIndex < 0 ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}"${fromAddresses},"to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;
   }
 
-  /** A query for what the family's index does not hold is refused naming the chain, not answered `[]`. */
-  function refuseUnheld(body: TransferBody): void {
-    const kind = body.transferType ? KIND.get(body.transferType) : undefined;
-    if (kind !== undefined && !shape.kinds.includes(kind)) {
-      throw new InvalidParamsError(
-        `invalid params: transferType: ${body.transferType} is not served on ${chain.blockchain}, whose transfers are ${served} only`,
-      );
-    }
-    const contracts = body.contractAddresses;
-    const named = Array.isArray(contracts) ? contracts.length > 0 : typeof contracts === "string";
-    if (named && !tokens) {
-      throw new InvalidParamsError(
-        `invalid params: contractAddresses: ${chain.blockchain} has no token contracts (its transfers are ${served} only)`,
-      );
-    }
-  }
-
   async function page(body: TransferBody): Promise<OperationResult> {
-    refuseUnheld(body);
     let last: Promise<bigint> | undefined;
     const lastIndexed = () => {
       last ??= blocks.progress().then((p) => (p && p.last >= p.first ? p.last : -1n));
@@ -143,11 +128,11 @@ export function createTransferOperations(options: {
       method: "watch_getTransfersByAddress",
       group: "Methods",
       summary: `A page of ${what} from or to the given addresses.`,
-      params: [{ name: "query", schema: TransfersByAddressBody }],
+      params: [{ name: "query", schema: bodies.byAddress }],
       result: T.Array(shape.schema),
       rest: {
         name: "watch_getTransfersByAddress",
-        body: TransfersByAddressBody,
+        body: bodies.byAddress,
         toParams: (b) => [b],
         response: T.Array(shape.schema),
       },
@@ -157,11 +142,11 @@ export function createTransferOperations(options: {
       method: "watch_getTransfers",
       group: "Methods",
       summary: `A page of ${what} of a block range.`,
-      params: [{ name: "query", schema: TransfersBody, optional: true }],
+      params: [{ name: "query", schema: bodies.range, optional: true }],
       result: T.Array(shape.schema),
       rest: {
         name: "watch_getTransfers",
-        body: TransfersBody,
+        body: bodies.range,
         toParams: (b) => [b],
         response: T.Array(shape.schema),
       },
