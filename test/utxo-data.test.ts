@@ -24,6 +24,7 @@ import { post, startTestService, type TestService } from "./support/service";
 import { until } from "./support/until";
 import {
   DAYS,
+  iso,
   startUtxoChain,
   type Truth,
   type TruthDay,
@@ -64,7 +65,6 @@ let truth: Truth;
 // ---------------------------------------------------------------------------------------------------------
 // What the answers must be, written from the truth (not from the service's code)
 
-const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 const transferJson = (t: TruthTransfer) =>
   `{"blockNumber":${t.blockNumber},"blockTimestamp":"${iso(t.timestamp)}","transactionHash":"${t.transactionHash}","transactionIndex":${t.transactionIndex},"logIndex":${t.logIndex},"contractAddress":null,"transferType":"trx","from":"${t.from}","fromAddresses":${JSON.stringify(t.fromAddresses)},"to":"${t.to}","value":${t.value},"fee":${t.fee},"transactionError":false,"asset":"LTC","decimals":8}`;
 const page = (rows: TruthTransfer[]) => `[${rows.map(transferJson).join(",")}]`;

@@ -25,6 +25,9 @@ import { metric } from "./support/metrics";
 import { post, startTestService, type TestService } from "./support/service";
 import { until } from "./support/until";
 import {
+  filterBlockOf,
+  filterResultOf,
+  iso,
   parseExact,
   readTruth,
   type Truth,
@@ -149,7 +152,6 @@ async function indexed(): Promise<number> {
 // ---------------------------------------------------------------------------------------------------------
 // What the answers must be, written from the node's answers (docs/interface.md §16.5, §16.6)
 
-const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 /** A transfer row, its members in the interface's order (the answers' text is compared). */
 const transferOf = (t: TruthTransfer) => ({
   blockNumber: t.blockNumber,
@@ -191,30 +193,9 @@ const blockRangeOf = (truth: Truth, date: string) => {
 /** The last block whose time (the running maximum) is at or before `t`. */
 const blockAt = (truth: Truth, t: number) => truth.blocks.findLast((b) => b.timestamp <= t)?.height;
 
-/** A watch filter's result for a transaction of a block, by the net rule (received minus sent). */
-function filterResult(tx: TruthTransaction, filter: { id: string; address: string }, truth: Truth) {
-  const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
-  const net =
-    sum(tx.outputs.filter((o) => o.address === filter.address).map((o) => o.value)) -
-    sum(tx.inputs.filter((i) => i.address === filter.address).map((i) => i.value));
-  const block = truth.blocks[tx.height!]!;
-  return {
-    from_address: tx.fromAddresses,
-    to_address: [...new Set(tx.outputs.flatMap((o) => (o.address === null ? [] : [o.address])))],
-    contract_address: "",
-    type: "trx",
-    value: { value: Number(net < 0n ? -net : net), decimals: 8 },
-    currency: "LTC",
-    transaction: { hash: tx.txid, fee: { value: Number(tx.fee), decimals: 8 }, fee_symbol: "LTC" },
-    filter_id: filter.id,
-    filter_target: {
-      address: filter.address,
-      direction: net > 0n ? "deposit" : net < 0n ? "withdrawal" : "unknown",
-    },
-    block: { hash: block.hash, number: block.height, created_at: iso(block.timestamp) },
-    trx_success: true,
-  };
-}
+/** A watch filter's result for a transaction of a block the filter's address takes part in. */
+const filterResult = (tx: TruthTransaction, filter: { id: string; address: string }, truth: Truth) =>
+  filterResultOf(tx, filter, filterBlockOf(truth.blocks[tx.height!]!))!;
 
 /** Asks REST and JSON-RPC the same question: both must answer `result` exactly (as text). */
 async function servedBoth(name: string, body: unknown, params: unknown[], result: unknown) {

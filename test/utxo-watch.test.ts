@@ -25,6 +25,8 @@ import { until } from "./support/until";
 import {
   buildUtxoChain,
   coins,
+  filterBlockOf,
+  filterResultOf,
   type Truth,
   type TruthBlock,
   type TruthTransaction,
@@ -90,41 +92,14 @@ async function checkAll(key: string, block: number, path = "check"): Promise<unk
 // ---------------------------------------------------------------------------------------------------------
 // What the results must be, from the truth (the node's answers), by the net rule
 
-const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-const distinct = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))];
-const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
-
 /** One transaction's results for a key's filters (by filter id), with `block` as given. */
 function expectedOf(tx: TruthTransaction, key: string, block: unknown) {
   const sorted = [...filters[key]!].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return sorted.flatMap((f) => {
-    const paid = tx.outputs.filter((o) => o.address === f.address);
-    const spent = tx.inputs.filter((i) => i.address === f.address);
-    if (paid.length === 0 && spent.length === 0) return [];
-    const net = sum(paid.map((o) => o.value)) - sum(spent.map((i) => i.value));
-    return [
-      {
-        from_address: tx.coinbase ? [] : tx.fromAddresses,
-        to_address: distinct(tx.outputs.map((o) => o.address)),
-        contract_address: "",
-        type: "trx",
-        value: { value: Number(net < 0n ? -net : net), decimals: 8 },
-        currency: "LTC",
-        transaction: { hash: tx.txid, fee: { value: Number(tx.fee), decimals: 8 }, fee_symbol: "LTC" },
-        filter_id: f.id,
-        filter_target: {
-          address: f.address,
-          direction: net > 0n ? "deposit" : net < 0n ? "withdrawal" : "unknown",
-        },
-        block,
-        trx_success: true,
-      },
-    ];
-  });
+  return sorted.flatMap((f) => filterResultOf(tx, f, block) ?? []);
 }
 
 function expectedBlock(b: TruthBlock, key: string) {
-  const block = { hash: b.hash, number: b.height, created_at: iso(b.timestamp) };
+  const block = filterBlockOf(b);
   return b.transactions.flatMap((tx) => expectedOf(tx, key, block));
 }
 

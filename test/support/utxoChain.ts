@@ -833,3 +833,43 @@ function truthOf(blocks: TruthBlock[], mempool: TruthTransaction[], tip: number)
     dayOf: utcDay,
   };
 }
+
+/** Unix seconds as the service writes a time: RFC 3339 in UTC, whole seconds. */
+export const iso = (unixSeconds: number) =>
+  new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** A block of the truth as a watch filter's result names it (FilterResult's `block`). */
+export const filterBlockOf = (b: TruthBlock) => ({
+  hash: b.hash,
+  number: b.height,
+  created_at: iso(b.timestamp),
+});
+
+/**
+ * A watch filter's result for a transaction by the net rule (docs/interface.md §16.6): what it pays the
+ * filter's address minus what it spends from it; `block` as given (null while pending). Undefined where
+ * the transaction neither pays nor spends from that address.
+ */
+export function filterResultOf<B>(tx: TruthTransaction, filter: { id: string; address: string }, block: B) {
+  const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
+  const paid = tx.outputs.filter((o) => o.address === filter.address);
+  const spent = tx.inputs.filter((i) => i.address === filter.address);
+  if (paid.length === 0 && spent.length === 0) return undefined;
+  const net = sum(paid.map((o) => o.value)) - sum(spent.map((i) => i.value));
+  return {
+    from_address: tx.fromAddresses,
+    to_address: [...new Set(tx.outputs.flatMap((o) => (o.address === null ? [] : [o.address])))],
+    contract_address: "",
+    type: "trx",
+    value: { value: Number(net < 0n ? -net : net), decimals: 8 },
+    currency: "LTC",
+    transaction: { hash: tx.txid, fee: { value: Number(tx.fee), decimals: 8 }, fee_symbol: "LTC" },
+    filter_id: filter.id,
+    filter_target: {
+      address: filter.address,
+      direction: net > 0n ? "deposit" : net < 0n ? "withdrawal" : "unknown",
+    },
+    block,
+    trx_success: true,
+  };
+}
