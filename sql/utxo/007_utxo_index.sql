@@ -129,8 +129,9 @@ create table if not exists address_scripts (
 );
 
 -- Each UTC day's figures (docs/interface.md §16), kept as blocks are written and rewound: the sums of the
--- `blocks` columns of the same names over the blocks whose `day` it is. The day's average fee rate is
--- total_fees / total_vsize, floored (0 when total_vsize is 0).
+-- `blocks` columns of the same names over the blocks whose `day` it is, and its active addresses (the count
+-- of its day_addresses pairs, counted as the writer inserts them and again by a rewind: a day's figures are
+-- one row's read). The day's average fee rate is total_fees / total_vsize, floored (0 when total_vsize is 0).
 create table if not exists daily_stats (
   day date primary key,
   from_block bigint not null,
@@ -141,7 +142,8 @@ create table if not exists daily_stats (
   total_output numeric(30) not null,
   total_fees numeric(30) not null,
   miners_reward numeric(30) not null,
-  total_vsize numeric(30) not null
+  total_vsize numeric(30) not null,
+  active_addresses bigint not null
 );
 -- The day's active addresses: every address an output of the day's blocks pays or an input spends from.
 create table if not exists day_addresses (

@@ -135,8 +135,6 @@ function esploraSource(ctx: StartContext, parts: DataPathParts, engine: Engine, 
   if (!family.index || !family.createEsplora) return undefined;
   return family.createEsplora({
     engine,
-    head: parts.head,
-    chain: parts.chain,
     sql: parts.database.read,
     guard: (queries) => guarded(queries, "all"),
     log,

@@ -190,7 +190,8 @@ export function createRpcFilterStore(sql: Sql): RpcFilterStore {
       if (hashes.length === 0) return;
       // One writer at a time: a sequence number is taken only once every earlier one is committed.
       await sql.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(${PENDING_LOCK_CLASS}::int, 0)`;
+        // Per chain: chains of one database (each its schema) do not wait for each other.
+        await tx`select pg_advisory_xact_lock(${PENDING_LOCK_CLASS}::int, hashtext(current_schema()))`;
         await tx`insert into rpc_pending_transactions (hash)
           select decode(substr(h, 3), 'hex') from unnest(${hashes as string[]}::text[]) with ordinality as t(h, i)
           order by i

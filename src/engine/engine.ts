@@ -75,8 +75,7 @@ export function createEngine(options: {
 
   const { refs } = options;
   const earliest = refs.encode(0n);
-  // The node form of the last tag resolution, and the head-number method's answer, reused while the chain
-  // stays.
+  // The node form of the last tag resolution, reused while the chain stays (head methods: createHeadAnswers).
   let lastN: bigint | undefined;
   let lastRef = "";
   const refOf = (n: bigint) => {
@@ -263,7 +262,7 @@ function createHeadAnswers(
 ): (method: string) => string | undefined {
   const made = new Map(methods.map((m) => [m.method, { method: m, hash: "", text: "" }]));
   return (method) => {
-    const answer = made.size === 0 ? undefined : made.get(method);
+    const answer = made.get(method);
     if (answer === undefined) return undefined;
     const number = head.latest();
     const hash = number === undefined ? undefined : head.canonicalHash(number);

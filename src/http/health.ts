@@ -91,7 +91,7 @@ export const HealthReport = T.Object({
 });
 
 /** The report of an instance whose chain family keeps no index: no indexer, so no lag to report. */
-export const HealthReportWithoutIndex = T.Object({
+const HealthReportWithoutIndex = T.Object({
   ...HealthReport.properties,
   indexer: T.Null({ description: "null: this chain's family keeps no index (no indexer runs, no lag)" }),
 });

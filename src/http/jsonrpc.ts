@@ -252,10 +252,11 @@ export function createJsonRpc(options: {
     const method = named!;
     if (!known) return refused(unserved?.(method) ?? new MethodNotFoundError(method));
     // Params by name: mapped to positions by a method that takes them so (a Bitcoin-family node's); well
-    // formed but refused by any other, which takes its params by position.
+    // formed but refused by any other, which takes its params by position (a row's own `fromNamed` says
+    // so; here, the service's local methods, which have no row).
     const byName = v.params !== undefined && v.params !== null && !Array.isArray(v.params);
     const op = table.byMethod(method);
-    if (byName && !op?.byName) {
+    if (byName && !op) {
       return refused(
         new InvalidParamsError(
           `invalid params: ${method} takes its params by position (an array), not by name (an object)`,

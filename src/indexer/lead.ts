@@ -39,6 +39,8 @@ export async function lead(ctx: LeadContext, stillLeading: () => boolean): Promi
   cursor.lastBlock = state.lastBlock;
   cursor.lastHash =
     cursor.lastBlock >= cursor.firstBlock ? await index.writer.hashOf(cursor.lastBlock) : undefined;
+  // Blocks read ahead in an earlier term of the lead are of a chain this term has not checked.
+  ctx.ahead = undefined;
   ctx.log.info("indexing", { from: (cursor.lastBlock + 1n).toString(), first: cursor.firstBlock.toString() });
   const progress = createProgress({ log: ctx.log, caughtUp: () => ctx.maintenance.run() });
 

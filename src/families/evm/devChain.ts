@@ -133,7 +133,7 @@ const TOKEN_TRANSFER_GAS = 80_000n;
 const ANVIL_CHAIN_ID = 31_337n;
 const TOKEN_UNIT = 10n ** 18n;
 /** DevToken's whole supply, minted to account 0 as it is made. */
-export const DEV_TOKEN_SUPPLY = 1_000_000n * TOKEN_UNIT;
+const DEV_TOKEN_SUPPLY = 1_000_000n * TOKEN_UNIT;
 /** Where account 0's third transaction (nonce 2) puts DevToken. */
 export const DEV_TOKEN = "0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0";
 const ERC20_TRANSFER = "0xa9059cbb";

@@ -495,7 +495,7 @@ export const EVM_STREAMS: readonly StreamSpec[] = [
  * and the upstreams are a pool. rpcFilters.ts runs them, and says what they cost (a kept filter's range is
  * read from the database).
  */
-export interface FilterMethodRow {
+interface FilterMethodRow {
   group: MethodGroup;
   summary: string;
   params: ParamSpec[];

@@ -27,7 +27,7 @@ import type { BlockBounds, LogMatch, NodeLog } from "./rpcFilterCriteria";
  * The most new blocks one poll covers: one rate-limit token's worth of eth_getLogs range (methods.ts), so a
  * poll costs one token, and a filter polled after a long pause catches up over several polls.
  */
-export const FILTER_POLL_BLOCKS = 1_000n;
+const FILTER_POLL_BLOCKS = 1_000n;
 /** The most recent delivered blocks a filter remembers to see a reorg by (those above the final block). */
 const FILTER_REORG_BLOCKS = 256;
 /** Blocks whose receipts (or headers) one poll asks for at once. */

@@ -18,7 +18,7 @@ const CHECKSUM_BYTES = 4;
 /** Longer texts are no address of these chains (a P2PKH or P2SH address is 25 bytes, at most 35 characters). */
 const MAX_BASE58_LENGTH = 64;
 
-function doubleSha256(bytes: Uint8Array): Buffer {
+export function doubleSha256(bytes: Uint8Array): Buffer {
   return createHash("sha256").update(createHash("sha256").update(bytes).digest()).digest();
 }
 

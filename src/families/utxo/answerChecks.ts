@@ -6,7 +6,7 @@
  * its first 80 bytes, byte-reversed (for Litecoin's and Dogecoin's too: their proof of work hashes
  * differently, their block hash does not).
  */
-import { createHash } from "node:crypto";
+import { doubleSha256 } from "./addressEncodings";
 import { isJsonString, membersOf, stringAt } from "./members";
 
 /** A block header is 80 bytes: the hex of a block (or header) starts with it. */
@@ -18,8 +18,7 @@ export function blockHashOfHex(hex: string): string | undefined {
   if (hex.length < HEADER_HEX_LENGTH) return undefined;
   const header = Buffer.from(hex.slice(0, HEADER_HEX_LENGTH), "hex");
   if (header.length * 2 !== HEADER_HEX_LENGTH) return undefined;
-  const once = createHash("sha256").update(header).digest();
-  return createHash("sha256").update(once).digest().reverse().toString("hex");
+  return doubleSha256(header).reverse().toString("hex");
 }
 
 const asked = (what: string, named: string | undefined, wanted: string) =>

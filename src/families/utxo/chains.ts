@@ -9,6 +9,7 @@
  */
 import type { Blockchain, ChainInfo } from "../../blockchain";
 import { ConfigError } from "../../config";
+import { DECIMALS } from "./dialect";
 
 /** What `getblockchaininfo.chain` says of a local test chain: blocks made on demand, final at once. */
 const REGTEST = "regtest";
@@ -117,8 +118,6 @@ const COINS: Readonly<Partial<Record<Blockchain, Coin>>> = {
 /** The chains the family serves (CHAIN); none without CHAIN: these nodes do not say which coin they are. */
 export const UTXO_CHAINS: ReadonlySet<Blockchain> = new Set(Object.keys(COINS) as Blockchain[]);
 
-/** Satoshis: every coin of the family counts in 10^-8 of its unit. */
-const DECIMALS = 8;
 /** A regtest chain makes blocks on demand: answers about its blocks are kept about this long. */
 const REGTEST_BLOCK_TIME_MS = 1_000;
 

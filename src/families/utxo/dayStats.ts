@@ -7,8 +7,7 @@
 import { Type as T } from "@sinclair/typebox";
 import type { Sql } from "../../db/database";
 import type { DayStatsReads, DayStatsSource } from "../../operations/stats";
-
-const Satoshis = (description: string) => T.Integer({ minimum: 0, description });
+import { Satoshis } from "./transferShape";
 
 /** The interface's DayStats as this family fills it (same title): the EVM-only members absent. */
 export const UtxoDayStats = T.Object(

@@ -12,6 +12,7 @@
  * they are not the index's (the integrating transaction's own inputs and outputs are).
  */
 import type { IndexedBlock } from "../../indexer/indexFamily";
+import { NULL_HASH } from "./blockHeader";
 import { satoshisOf } from "./dialect";
 
 /** An input: the output it spends, whose address and value are resolved before the write. */
@@ -115,9 +116,6 @@ interface RawBlock {
   tx: (RawTransaction | string)[];
 }
 
-/** The parent named by block 0: none. */
-const NO_PARENT = "0".repeat(64);
-
 /** The one address an output's script names, in either form; null when it names none, or several. */
 export function addressOf(script: RawScript): string | null {
   if (typeof script.address === "string") return script.address;
@@ -172,7 +170,7 @@ export function decodeUtxoBlock(fetched: FetchedUtxoBlock): UtxoBlock {
   return {
     number: BigInt(block.height),
     hash: block.hash.toLowerCase(),
-    parentHash: (block.previousblockhash ?? NO_PARENT).toLowerCase(),
+    parentHash: (block.previousblockhash ?? NULL_HASH).toLowerCase(),
     headerTime: BigInt(block.time),
     medianTime: BigInt(block.mediantime),
     size: block.size,

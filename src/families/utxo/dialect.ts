@@ -106,8 +106,8 @@ export function outputAddresses(scriptPubKey: string): string[] {
   });
 }
 
-/** Satoshis in a coin: 10^8. */
-const DECIMALS = 8;
+/** A coin's decimals: a satoshi is 10^-8 of it. */
+export const DECIMALS = 8;
 const AMOUNT = /^(-?)([0-9]+)(?:\.([0-9]{1,8}))?$/;
 
 /** A decimal amount as the node writes it (`50.00001750`), in satoshis; exact, never through a float. */

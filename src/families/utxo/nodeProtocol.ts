@@ -43,7 +43,7 @@ async function readIdentity(send: NodeSend): Promise<string | undefined> {
 }
 
 /** The block hash a reference names; undefined when the node has no block there (a height past its head). */
-async function hashOf(ref: string, send: NodeSend): Promise<string | undefined> {
+export async function hashOf(ref: string, send: NodeSend): Promise<string | undefined> {
   if (HASH.test(ref)) return ref;
   if (ref === UTXO_LATEST) return JSON.parse(await send("getbestblockhash", [])) as string;
   if (!HEIGHT.test(ref)) throw new TypeError(`not a block reference of a Bitcoin-family node: ${ref}`);

@@ -98,12 +98,16 @@ export function createPrevouts(deps: { sql: Sql; engine: Engine }): Prevouts {
   }
 
   async function fromTheNode(inputs: UtxoInput[]): Promise<void> {
+    // Kept here for the group: more parents than the cache holds would be read again, one at a time.
+    const parents = new Map<string, Spent[]>();
     const txids = [...new Set(inputs.map((i) => i.txid))];
     for (let at = 0; at < txids.length; at += NODE_READS_AT_ONCE) {
-      await Promise.all(txids.slice(at, at + NODE_READS_AT_ONCE).map(nodeOutputs));
+      const batch = txids.slice(at, at + NODE_READS_AT_ONCE);
+      const read = await Promise.all(batch.map(nodeOutputs));
+      for (const [i, txid] of batch.entries()) parents.set(txid, read[i]!);
     }
     for (const input of inputs) {
-      const spent = (await nodeOutputs(input.txid))[input.vout];
+      const spent = parents.get(input.txid)![input.vout];
       if (!spent) throw new MissingPrevoutError(`the node's ${input.txid} has no output ${input.vout}`);
       input.address = spent.address;
       input.value = spent.value;

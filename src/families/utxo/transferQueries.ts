@@ -10,9 +10,8 @@
 import type { Sql } from "../../db/database";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
 import { TransferKind } from "../../transferKind";
+import { DECIMALS } from "./dialect";
 
-/** A coin has 10^8 satoshis: every row's decimals. */
-const DECIMALS = 8;
 /** `from` of a coinbase's rows, and of a transaction none of whose inputs pays an address. */
 const COINBASE = "coinbase";
 const NONSTANDARD = "nonstandard";

@@ -8,7 +8,7 @@ import type { TransferShape } from "../../operations/transferQueries";
 import { TransferKind } from "../../transferKind";
 
 /** Satoshis: written with all their digits (a chain's whole supply fits a double, but is never rounded). */
-const Satoshis = (description: string) => T.Integer({ minimum: 0, description });
+export const Satoshis = (description: string) => T.Integer({ minimum: 0, description });
 
 /** The interface's Transfer as this family fills it (same title: one Transfer in an instance's document). */
 export const UtxoTransfer = T.Object(

@@ -8,11 +8,11 @@
  */
 import type { Sql } from "../../db/database";
 import { callText, type Engine } from "../../engine/engineApi";
-import { NodeError } from "../../errors";
 import type { IndexFamily } from "../../indexer/indexFamily";
 import { decodeUtxoBlock, type FetchedUtxoBlock, settleBlock, type UtxoBlock } from "./decode";
 import { dialectOf, getblockParams, type NodeDialect } from "./dialect";
 import { createUtxoIndexWriter, storedTimestamp } from "./indexWriter";
+import { hashOf } from "./nodeProtocol";
 import { createPrevouts } from "./prevouts";
 
 /**
@@ -24,17 +24,9 @@ const TIME_LOOKBACK_BLOCKS = 2_016n;
 /** Headers of that lookback read at once (each a getblockhash and a getblockheader through the engine). */
 const HEADERS_AT_ONCE = 64n;
 
-/** Whether an error is the node saying it has no block there (a height past its head). */
-const noBlock = (error: unknown) => error instanceof NodeError && error.kind === "block_not_found";
-
-/** The hash of the node's block at a height (decimal text); undefined where it has none yet. */
+/** The hash of the node's block at a height (decimal text), lower-case; undefined where it has none yet. */
 async function hashAt(engine: Engine, ref: string): Promise<string | undefined> {
-  try {
-    return (JSON.parse(await callText(engine, "getblockhash", [Number(ref)])) as string).toLowerCase();
-  } catch (error) {
-    if (noBlock(error)) return undefined;
-    throw error;
-  }
+  return (await hashOf(ref, (method, params) => callText(engine, method, params)))?.toLowerCase();
 }
 
 /** A block's JSON text with its transactions, in the form the node takes. */

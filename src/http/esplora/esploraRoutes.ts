@@ -15,15 +15,16 @@ import type { AddressCodec } from "../../addresses";
 import { BadRequestError, NodeError, NotFoundError } from "../../errors";
 import type { EsploraSource, ScriptRef } from "../../operations/esploraSource";
 import { ESPLORA } from "../answer";
+import { PATH_KEY_PREFIX } from "../auth";
 import type { Guard, Handler } from "../guard";
 
 /** Where the API is served, and where it is served with the key in the path. */
-export const ESPLORA_PREFIX = "/esplora";
-const KEYED_PREFIX = "/esplora/key/:key";
+const ESPLORA_PREFIX = "/esplora";
+const KEYED_PREFIX = `${PATH_KEY_PREFIX}:key`;
 
 /** Esplora's pages (electrs: CHAIN_TXS_PER_PAGE, MAX_MEMPOOL_TXS). */
-export const CHAIN_TXS_PER_PAGE = 25;
-export const MAX_MEMPOOL_TXS = 50;
+const CHAIN_TXS_PER_PAGE = 25;
+const MAX_MEMPOOL_TXS = 50;
 
 /**
  * Rate-limit tokens per route, by the work it asks: 1 for what one cached node answer or one indexed row
@@ -33,7 +34,7 @@ export const MAX_MEMPOOL_TXS = 50;
  * for a page of transactions (25 of a block or an address's history, 50 of the mempool, each with its
  * prevouts); 15 for an address's first page (50 from the mempool and 25 confirmed).
  */
-export const COST = {
+const COST = {
   tip: 1,
   block: 1,
   blockTxids: 2,
@@ -482,7 +483,7 @@ export function esploraRouteDocs(): EsploraRouteDoc[] {
 }
 
 /** Every route of the API, as its paths and costs are documented (docs.ts reads them). */
-export function esploraRouteTable(options: {
+function esploraRouteTable(options: {
   source: EsploraSource;
   addresses: AddressCodec;
   utxoMax: number;

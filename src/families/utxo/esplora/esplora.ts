@@ -10,14 +10,13 @@
 import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError } from "../../../errors";
 import type { EsploraDeps, EsploraSource, ScriptRef, UtxoPage } from "../../../operations/esploraSource";
-import { satoshisOf } from "../dialect";
+import { addressOf } from "../decode";
 import {
   blockJson,
   type Confirmation,
   feeOf,
   type NodeBlock,
   type NodeTransaction,
-  nodeOutputAddress,
   nodeOutputPrevout,
   type Prevout,
   parseNode,
@@ -64,7 +63,7 @@ function mempoolStats(snapshot: MempoolSnapshot, address: string): ScriptStats {
   for (const m of snapshot.ofAddress(address)) {
     s.txCount++;
     for (const out of m.tx.vout) {
-      if (nodeOutputAddress(out) !== address) continue;
+      if (addressOf(out.scriptPubKey) !== address) continue;
       s.fundedCount++;
       s.fundedSum += out.value;
     }
@@ -132,11 +131,7 @@ interface Reads {
   block(hash: string): Promise<NodeBlock | undefined>;
   transaction(txid: string, blockHash?: string): Promise<NodeTransaction | undefined>;
   /** Where a transaction is: the index's word, else the node's. */
-  confirmation(
-    txid: string,
-    tx: NodeTransaction | undefined,
-    located: Located | undefined,
-  ): Promise<Confirmation>;
+  confirmation(tx: NodeTransaction | undefined, located: Located | undefined): Promise<Confirmation>;
   /** Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them). */
   json(
     txs: readonly { tx: NodeTransaction; located?: Located; confirmation: Confirmation }[],
@@ -184,7 +179,7 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
       return text === undefined ? undefined : parseNode<NodeBlock>(text);
     },
     transaction,
-    async confirmation(_txid, tx, located) {
+    async confirmation(tx, located) {
       if (located) return located;
       if (!tx?.blockhash || (tx.confirmations ?? 0) <= 0) return undefined;
       const header = await maybe(engine, "getblockheader", [tx.blockhash, true]);
@@ -237,10 +232,12 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
       return (await reads.block(hash))?.tx;
     },
     async blockTransactions(hash: string, txids: readonly string[]) {
-      const block = await reads.block(hash);
+      // The route read the block for its txids: its header says where it is, without the block again.
+      const text = await maybe(engine, "getblockheader", [hash, true]);
+      const header = text && (JSON.parse(text) as { confirmations: number; height: number; time: number });
       const confirmation: Confirmation =
-        block && block.confirmations >= 0
-          ? { height: BigInt(block.height), hash, time: block.time }
+        header && header.confirmations >= 0
+          ? { height: BigInt(header.height), hash, time: header.time }
           : undefined;
       const [located, txs] = await Promise.all([
         queries.locate(txids),
@@ -262,7 +259,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
     const located = (await queries.locate([txid])).get(txid);
     const tx = await reads.transaction(txid, located?.hash);
     if (tx === undefined) return undefined;
-    return { tx, located, confirmation: await reads.confirmation(txid, tx, located) };
+    return { tx, located, confirmation: await reads.confirmation(tx, located) };
   }
   /** What spends output `vout` of `txid`: the index's spend, else the mempool's. */
   const spendOf = (
@@ -292,7 +289,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
     async transactionStatus(txid: string) {
       const located = (await queries.locate([txid])).get(txid);
       if (located) return statusJson(located);
-      return statusJson(await reads.confirmation(txid, await reads.transaction(txid), undefined));
+      return statusJson(await reads.confirmation(await reads.transaction(txid), undefined));
     },
     async outspends(txid: string) {
       const found = await find(txid);
@@ -322,7 +319,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
 
 function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolView) {
   /** The address the index keeps the script's history under; undefined where none is known. */
-  async function addressOf(script: ScriptRef): Promise<string | undefined> {
+  async function historyAddress(script: ScriptRef): Promise<string | undefined> {
     if ("address" in script) return script.address;
     const indexed = await queries.addressOfScript(scriptDigest(script.scripthash));
     if (indexed !== undefined) return indexed;
@@ -330,13 +327,13 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
   }
   return {
     async scriptStats(script: ScriptRef) {
-      const address = await addressOf(script);
+      const address = await historyAddress(script);
       if (address === undefined) return { chain: statsJson(ZERO_STATS), mempool: statsJson(ZERO_STATS) };
       const [chain, snapshot] = await Promise.all([queries.stats(address), mempool.snapshot()]);
       return { chain: statsJson(chain), mempool: statsJson(mempoolStats(snapshot, address)) };
     },
     async scriptChainTransactions(script: ScriptRef, lastSeen: string | undefined, limit: number) {
-      const address = await addressOf(script);
+      const address = await historyAddress(script);
       if (address === undefined) return [];
       const cursor = lastSeen === undefined ? undefined : await queries.historyCursor(address, lastSeen);
       // electrs: a last seen txid that is not in the history leaves nothing after it.
@@ -348,7 +345,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       );
     },
     async scriptMempoolTransactions(script: ScriptRef, limit: number) {
-      const address = await addressOf(script);
+      const address = await historyAddress(script);
       if (address === undefined) return [];
       return (await mempool.snapshot())
         .ofAddress(address)
@@ -356,7 +353,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
         .map((m) => m.json);
     },
     async scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage> {
-      const address = await addressOf(script);
+      const address = await historyAddress(script);
       if (address === undefined) return { utxos: [] };
       const [rows, snapshot] = await Promise.all([queries.unspent(address, max + 1), mempool.snapshot()]);
       if (rows.length > max) return { tooMany: true };
@@ -366,7 +363,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       // The mempool's outputs to the address that the mempool does not spend, oldest first.
       for (const m of [...snapshot.ofAddress(address)].reverse()) {
         for (const out of m.tx.vout) {
-          if (nodeOutputAddress(out) !== address || snapshot.spendOf(m.txid, out.n)) continue;
+          if (addressOf(out.scriptPubKey) !== address || snapshot.spendOf(m.txid, out.n)) continue;
           utxos.push(utxoJson(m.txid, out.n, out.value, undefined));
         }
       }
@@ -380,11 +377,8 @@ function poolSource(engine: Engine) {
     async feeEstimates() {
       const answers = await Promise.all(
         FEE_TARGETS.map((target) =>
-          callText(engine, "estimatesmartfee", [target]).then(
-            (text) =>
-              JSON.parse(text, (key, value, context?: { source?: string }) =>
-                key === "feerate" && context?.source !== undefined ? satoshisOf(context.source) : value,
-              ) as { feerate?: bigint },
+          callText(engine, "estimatesmartfee", [target]).then((text) =>
+            parseNode<{ feerate?: bigint }>(text),
           ),
         ),
       );

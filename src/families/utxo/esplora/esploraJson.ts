@@ -5,8 +5,9 @@
  * a JSON map's sorted names where electrs builds a map). Amounts are satoshis: the node's decimal amounts
  * are read from their text (a reviver with the source), never through a float.
  */
+import { addressOf } from "../decode";
 import { satoshisOf } from "../dialect";
-import { innerScripts, paysAddress, scriptAsm, scriptType } from "./script";
+import { hex, innerScripts, paysAddress, scriptAsm, scriptType } from "./script";
 
 /** A transaction as the node decodes it, its amounts in satoshis. */
 export interface NodeTransaction {
@@ -40,8 +41,11 @@ export interface NodeOutput {
   scriptPubKey: { hex: string; address?: string; addresses?: string[] };
 }
 
-/** Members whose numbers are amounts, read as satoshis from their text (a mempool entry's `fees` too). */
-const AMOUNTS = new Set(["value", "fee", "base", "modified", "ancestor", "descendant"]);
+/**
+ * Members whose numbers are amounts, read as satoshis from their text (a mempool entry's `fees` too, and
+ * estimatesmartfee's `feerate`: coins per kvB, so satoshis per kvB).
+ */
+const AMOUNTS = new Set(["value", "fee", "base", "modified", "ancestor", "descendant", "feerate"]);
 
 /** A node's JSON text with its amounts (`value`, `fee`) as satoshis and `difficulty` as its text. */
 export function parseNode<T>(text: string): T {
@@ -70,24 +74,14 @@ export function statusJson(confirmation: Confirmation): string {
   return `{"confirmed":true,"block_height":${height},"block_hash":"${hash}","block_time":${time}}`;
 }
 
-const hexOf = (bytes: Uint8Array) =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-
 /** An output as Esplora writes it (TxOutValue): its script, asm, type, the address it pays, its value. */
 export function outputJson(script: Uint8Array, value: bigint, address: string | null | undefined): string {
   const paid =
     address != null && paysAddress(script) ? `,"scriptpubkey_address":${JSON.stringify(address)}` : "";
   return (
-    `{"scriptpubkey":"${hexOf(script)}","scriptpubkey_asm":${JSON.stringify(scriptAsm(script))},` +
+    `{"scriptpubkey":"${hex(script)}","scriptpubkey_asm":${JSON.stringify(scriptAsm(script))},` +
     `"scriptpubkey_type":"${scriptType(script)}"${paid},"value":${value}}`
   );
-}
-
-/** The address a node's output names: its `address`, or its one `addresses` (older nodes). */
-export function nodeOutputAddress(out: NodeOutput): string | null {
-  const { address, addresses } = out.scriptPubKey;
-  if (address !== undefined) return address;
-  return addresses !== undefined && addresses.length === 1 ? addresses[0]! : null;
 }
 
 /** The prevout a node's output is, for a transaction spending it. */
@@ -95,7 +89,7 @@ export function nodeOutputPrevout(out: NodeOutput): Prevout {
   return {
     script: Buffer.from(out.scriptPubKey.hex, "hex"),
     value: out.value,
-    address: nodeOutputAddress(out),
+    address: addressOf(out.scriptPubKey),
   };
 }
 
@@ -110,7 +104,7 @@ function inputJson(input: NodeInput, prevout: Prevout | undefined): string {
   let text =
     `{"txid":"${coinbase ? COINBASE_TXID : input.txid}","vout":${coinbase ? COINBASE_VOUT : input.vout},` +
     `"prevout":${prevout ? outputJson(prevout.script, prevout.value, prevout.address) : "null"},` +
-    `"scriptsig":"${hexOf(scriptSig)}","scriptsig_asm":${JSON.stringify(scriptAsm(scriptSig))},`;
+    `"scriptsig":"${hex(scriptSig)}","scriptsig_asm":${JSON.stringify(scriptAsm(scriptSig))},`;
   if (witness.length > 0) text += `"witness":${JSON.stringify(witness)},`;
   text += `"is_coinbase":${coinbase},"sequence":${input.sequence}`;
   if (prevout) {
@@ -122,7 +116,7 @@ function inputJson(input: NodeInput, prevout: Prevout | undefined): string {
 }
 
 /** Whether a node's transaction is a coinbase. */
-export const isCoinbase = (tx: NodeTransaction) => tx.vin.length > 0 && tx.vin[0]!.coinbase !== undefined;
+const isCoinbase = (tx: NodeTransaction) => tx.vin.length > 0 && tx.vin[0]!.coinbase !== undefined;
 
 /** The outpoints a transaction spends (none for a coinbase). */
 export function spentOutpoints(tx: NodeTransaction): { txid: string; vout: number }[] {
@@ -153,7 +147,9 @@ export function transactionJson(
 ): string {
   const vin = tx.vin.map((input, i) => inputJson(input, prevouts[i])).join(",");
   const vout = tx.vout
-    .map((out) => outputJson(Buffer.from(out.scriptPubKey.hex, "hex"), out.value, nodeOutputAddress(out)))
+    .map((out) =>
+      outputJson(Buffer.from(out.scriptPubKey.hex, "hex"), out.value, addressOf(out.scriptPubKey)),
+    )
     .join(",");
   const weight = tx.weight ?? tx.size * 4;
   return (

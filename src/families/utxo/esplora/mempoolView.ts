@@ -7,10 +7,10 @@
  */
 import { callText, type Engine } from "../../../engine/engineApi";
 import type { Logger } from "../../../log";
+import { addressOf } from "../decode";
 import {
   feeOf,
   type NodeTransaction,
-  nodeOutputAddress,
   nodeOutputPrevout,
   type Prevout,
   parseNode,
@@ -22,13 +22,11 @@ import { outpointKey } from "./esploraQueries";
 import { paysAddress, scriptHash } from "./script";
 
 /** How old the view may be before a request reads the node's mempool again. */
-export const MEMPOOL_REFRESH_MS = 1_000;
+const MEMPOOL_REFRESH_MS = 1_000;
 
 /** What the node says of a mempool transaction (`getrawmempool true`), amounts in satoshis. */
 interface MempoolEntry {
   time: number;
-  vsize: number;
-  weight?: number;
   fee?: bigint;
   fees?: { base: bigint };
 }
@@ -38,10 +36,6 @@ export interface MempoolTx {
   txid: string;
   /** When it entered the node's mempool (Unix seconds). */
   time: number;
-  /** Inputs minus outputs. */
-  fee: bigint;
-  /** weight / 4, rounded down (electrs' vsize). */
-  vsize: number;
   tx: NodeTransaction;
   prevouts: (Prevout | undefined)[];
   /** The addresses it pays or spends from. */
@@ -147,15 +141,12 @@ export function createMempoolView(deps: {
     const addresses = new Set<string>();
     for (const p of prevouts) if (p?.address != null) addresses.add(p.address);
     for (const out of tx.vout) {
-      const address = nodeOutputAddress(out);
+      const address = addressOf(out.scriptPubKey);
       if (address !== null) addresses.add(address);
     }
-    const vsize = entry.weight === undefined ? entry.vsize : Math.floor(entry.weight / 4);
     return {
       txid: tx.txid,
       time: entry.time,
-      fee,
-      vsize,
       tx,
       prevouts,
       addresses,

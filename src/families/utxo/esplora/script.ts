@@ -84,7 +84,7 @@ function pushLength(
 }
 
 /** The instructions of a script, in order; a broken push ends them (as rust-bitcoin's formatter stops). */
-export function instructions(script: Uint8Array): Instruction[] {
+function instructions(script: Uint8Array): Instruction[] {
   const out: Instruction[] = [];
   let i = 0;
   while (i < script.length) {
@@ -108,7 +108,8 @@ export function instructions(script: Uint8Array): Instruction[] {
   return out;
 }
 
-const hex = (bytes: Uint8Array) =>
+/** Bytes as hex digits (a view's own bytes, not its whole buffer's). */
+export const hex = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
 /** A script's assembly as Esplora gives it (`scriptpubkey_asm`, `scriptsig_asm`, the inner scripts). */
