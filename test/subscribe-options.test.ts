@@ -245,6 +245,25 @@ describe("logs {address, topics, fromBlock, toBlock}", () => {
     socket.close();
   });
 
+  test("topic positions as geth reads them: an empty list, or one holding null, matches anything", async () => {
+    const socket = await connectSocket(wsUrl(service));
+    await followedHead();
+    const first = await mint(BOB, 3n);
+    const transfer = first.logs[0].topics[0];
+    const other = `0x${"11".repeat(32)}`;
+    const empty = await subscribe(socket, ["logs", { address: token, topics: [transfer, []] }]);
+    const withNull = await subscribe(socket, [
+      "logs",
+      { address: token, topics: [[transfer], [other, null]] },
+    ]);
+    const none = await subscribe(socket, ["logs", { address: token, topics: [other] }]);
+    const receipt = await mint(BOB, 4n);
+    expect(await socket.waitFor(empty, 1)).toEqual(receipt.logs);
+    expect(await socket.waitFor(withNull, 1)).toEqual(receipt.logs);
+    expect(socket.notifications(none)).toEqual([]);
+    socket.close();
+  });
+
   test("a range that is past, reversed, or anything else in the object: -32602 saying so", async () => {
     const socket = await connectSocket(wsUrl(service));
     const head = await followedHead();

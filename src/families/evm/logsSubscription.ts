@@ -118,11 +118,14 @@ function logFilterOf(value: unknown, head: ChainFollower): LogFilter {
     filter.topics = topics.map((t) => {
       if (t === null) return null;
       const alternatives = Array.isArray(t) ? t : [t];
-      if (alternatives.some((x) => typeof x !== "string" || !HEX_32.test(x))) {
+      if (alternatives.some((x) => x !== null && (typeof x !== "string" || !HEX_32.test(x)))) {
         throw new InvalidParamsError(
           "invalid params: a topic should be a 32-byte hash, null, or a list of them",
         );
       }
+      // As geth reads a position (and eth_newFilter's criteria, rpcFilterCriteria.ts logMatch): an empty
+      // list, or one holding null, matches anything.
+      if (alternatives.length === 0 || alternatives.includes(null)) return null;
       return new Set(alternatives.map((x) => (x as string).toLowerCase()));
     });
   }
