@@ -33,6 +33,7 @@ import type {
   PendingWatch,
   PendingWatchOptions,
 } from "../../realtime/watchFiltersSubscription";
+import { outpointKey } from "./indexedOutputs";
 import { membersOf } from "./members";
 import {
   type MempoolTransaction,
@@ -102,10 +103,10 @@ function startFeed(options: PendingWatchOptions, notify: (matches: PendingMatch[
 
   /** What each input spends: the index's outputs, a mempool parent read before, else the node's answer. */
   async function spentBy(txs: MempoolTransaction[]): Promise<Map<string, Paid>> {
-    const key = (o: Outpoint) => `${o.txid}:${o.vout}`;
+    const key = (o: Outpoint) => outpointKey(o.txid, o.vout);
     const found = new Map<string, Paid>();
     const wanted = txs.flatMap((tx) => tx.inputs);
-    for (const o of await queries.outputs(wanted)) found.set(key(o), { address: o.address, value: o.value });
+    for (const [k, o] of await queries.outputs(wanted)) found.set(k, { address: o.address, value: o.value });
     const parents = new Set<string>();
     for (const o of wanted) {
       if (found.has(key(o))) continue;
@@ -117,7 +118,7 @@ function startFeed(options: PendingWatchOptions, notify: (matches: PendingMatch[
       try {
         const parent = readMempoolTransaction(await callText(engine, "getrawtransaction", [txid, true]));
         parent.outputs.forEach((paid, vout) => {
-          found.set(`${txid}:${vout}`, paid);
+          found.set(outpointKey(txid, vout), paid);
         });
       } catch (error) {
         log.debug("an input's transaction is not readable", { txid, error: (error as Error).message });

@@ -15,6 +15,7 @@ import type { Sql } from "../../db/database";
 import { callText, type Engine } from "../../engine/engineApi";
 import { addressOf, parseAmountsExact, type UtxoBlock, type UtxoInput } from "./decode";
 import { satoshisOf } from "./dialect";
+import { indexedOutputs, outpointKey } from "./indexedOutputs";
 
 /** Previous transactions read from the node kept here (their outputs only). */
 const NODE_TX_CACHE = 10_000;
@@ -25,8 +26,6 @@ interface Spent {
   address: string | null;
   value: bigint;
 }
-
-const key = (txid: string, vout: number) => `${txid}:${vout}`;
 
 export interface Prevouts {
   /** Sets every input's `address`, `value` and `indexed` of the blocks (in chain order, one write group). */
@@ -43,7 +42,7 @@ export function resolveInGroup(blocks: readonly UtxoBlock[]): UtxoInput[] {
   for (const block of blocks) {
     for (const tx of block.transactions) {
       for (const input of tx.inputs) {
-        const spent = outputs.get(key(input.txid, input.vout));
+        const spent = outputs.get(outpointKey(input.txid, input.vout));
         if (spent) {
           input.address = spent.address;
           input.value = spent.value;
@@ -52,7 +51,8 @@ export function resolveInGroup(blocks: readonly UtxoBlock[]): UtxoInput[] {
           left.push(input);
         }
       }
-      for (const o of tx.outputs) outputs.set(key(tx.txid, o.vout), { address: o.address, value: o.value });
+      for (const o of tx.outputs)
+        outputs.set(outpointKey(tx.txid, o.vout), { address: o.address, value: o.value });
     }
   }
   return left;
@@ -64,18 +64,9 @@ export function createPrevouts(deps: { sql: Sql; engine: Engine }): Prevouts {
 
   async function fromIndex(inputs: UtxoInput[]): Promise<UtxoInput[]> {
     if (inputs.length === 0) return inputs;
-    const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.address, o.value::text as value
-      from unnest(${inputs.map((i) => i.txid)}::text[], ${inputs.map((i) => String(i.vout))}::text[]) as u(t, v)
-      join outputs o on o.txid = decode(u.t, 'hex') and o.vout = u.v::integer`;
-    const found = new Map<string, Spent>();
-    for (const r of rows) {
-      found.set(key(r.txid as string, r.vout as number), {
-        address: r.address as string | null,
-        value: BigInt(r.value as string),
-      });
-    }
+    const found = await indexedOutputs(sql, inputs);
     return inputs.filter((input) => {
-      const spent = found.get(key(input.txid, input.vout));
+      const spent = found.get(outpointKey(input.txid, input.vout));
       if (!spent) return true;
       input.address = spent.address;
       input.value = spent.value;

@@ -8,6 +8,7 @@
  * the filters of several keys on a transaction's addresses, and the indexed outputs its inputs spend.
  */
 import type { Sql } from "../../db/database";
+import { type IndexedOutput, indexedOutputs } from "./indexedOutputs";
 
 /** One (filter, transaction) of a block: what the transaction pays the filter's address, less what it spends. */
 export interface NetMatch {
@@ -30,14 +31,6 @@ export interface AddressFilter {
   address: string;
 }
 
-/** An output the index holds, as a pending transaction's input reads it. */
-export interface IndexedOutput {
-  txid: string;
-  vout: number;
-  address: string | null;
-  value: bigint;
-}
-
 export interface UtxoWatchQueries {
   /** A block's (filter, transaction) pairs for a key's filters, by (position, filter id); a page when given. */
   matches(
@@ -50,7 +43,7 @@ export interface UtxoWatchQueries {
   /** The filters (without a contract) of any of the keys on any of the addresses, by filter id. */
   filtersOf(keyHashes: (string | null)[], addresses: string[]): Promise<AddressFilter[]>;
   /** The outputs the index holds of these (txid, vout). */
-  outputs(outpoints: { txid: string; vout: number }[]): Promise<IndexedOutput[]>;
+  outputs(outpoints: readonly { txid: string; vout: number }[]): Promise<Map<string, IndexedOutput>>;
 }
 
 /** A key as stored: its SHA-256, or empty in open mode. */
@@ -110,19 +103,6 @@ export function createUtxoWatchQueries(sql: Sql): UtxoWatchQueries {
       }));
     },
 
-    async outputs(outpoints) {
-      if (outpoints.length === 0) return [];
-      const txids = outpoints.map((o) => o.txid);
-      const vouts = outpoints.map((o) => o.vout);
-      const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.address, o.value::text as value
-        from unnest(${txids}::text[], ${vouts}::integer[]) as p(txid, vout)
-        join outputs o on o.txid = decode(p.txid, 'hex') and o.vout = p.vout`;
-      return rows.map((r) => ({
-        txid: r.txid as string,
-        vout: r.vout as number,
-        address: r.address as string | null,
-        value: BigInt(r.value as string),
-      }));
-    },
+    outputs: (outpoints) => indexedOutputs(sql, outpoints),
   };
 }

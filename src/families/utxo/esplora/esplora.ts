@@ -11,6 +11,7 @@ import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError } from "../../../errors";
 import type { EsploraDeps, EsploraSource, ScriptRef, UtxoPage } from "../../../operations/esploraSource";
 import { addressOf } from "../decode";
+import { outpointKey } from "../indexedOutputs";
 import {
   blockJson,
   type Confirmation,
@@ -28,7 +29,7 @@ import {
   transactionJson,
   utxoJson,
 } from "./esploraJson";
-import { createEsploraQueries, type EsploraQueries, type Located, outpointKey } from "./esploraQueries";
+import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
 import { scriptDigest } from "./script";

@@ -6,6 +6,7 @@
  * its caller's limit.
  */
 import type { Sql } from "../../../db/database";
+import { type IndexedOutput, indexedOutputs } from "../indexedOutputs";
 
 /** Where a confirmed transaction is: its block, the block's header time, and its fee from the index. */
 export interface Located {
@@ -13,13 +14,6 @@ export interface Located {
   hash: string;
   time: number;
   fee: bigint;
-}
-
-/** An output the index keeps. */
-export interface IndexedOutput {
-  script: Uint8Array;
-  value: bigint;
-  address: string | null;
 }
 
 /** What spends an output, in a block of the index. */
@@ -79,10 +73,6 @@ export interface EsploraQueries {
   unspent(address: string, limit: number): Promise<UnspentRow[]>;
 }
 
-const outpointKey = (txid: string, vout: number) => `${txid}:${vout}`;
-
-export { outpointKey };
-
 type Row = Record<string, unknown>;
 const located = (r: Row): Located => ({
   height: BigInt(r.height as string),
@@ -116,23 +106,7 @@ export function createEsploraQueries(sql: Sql): EsploraQueries {
       return new Map(rows.map((r) => [r.txid as string, located(r)]));
     },
 
-    async outputs(outpoints) {
-      if (outpoints.length === 0) return new Map();
-      const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.script, o.value::text as value,
-          o.address
-        from unnest(${outpoints.map((o) => o.txid)}::text[], ${outpoints.map((o) => o.vout)}::integer[]) as p(txid, vout)
-        join outputs o on o.txid = decode(p.txid, 'hex') and o.vout = p.vout`;
-      return new Map(
-        rows.map((r) => [
-          outpointKey(r.txid as string, r.vout as number),
-          {
-            script: r.script as Uint8Array,
-            value: BigInt(r.value as string),
-            address: r.address as string | null,
-          },
-        ]),
-      );
-    },
+    outputs: (outpoints) => indexedOutputs(sql, outpoints),
 
     async spends(txid) {
       const rows = await sql`select o.vout, encode(o.spent_txid, 'hex') as txid, o.spent_vin as vin,

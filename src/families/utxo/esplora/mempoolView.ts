@@ -8,6 +8,7 @@
 import { callText, type Engine } from "../../../engine/engineApi";
 import type { Logger } from "../../../log";
 import { addressOf } from "../decode";
+import { outpointKey } from "../indexedOutputs";
 import {
   feeOf,
   type NodeTransaction,
@@ -18,7 +19,6 @@ import {
   transactionJson,
 } from "./esploraJson";
 import type { EsploraQueries } from "./esploraQueries";
-import { outpointKey } from "./esploraQueries";
 import { paysAddress, scriptHash } from "./script";
 
 /** How old the view may be before a request reads the node's mempool again. */
