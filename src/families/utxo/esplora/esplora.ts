@@ -265,13 +265,13 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
   /** What spends output `vout` of `txid`: the index's spend, else the mempool's. */
   const spendOf = (
     spends: Awaited<ReturnType<EsploraQueries["spends"]>>,
-    snapshot: MempoolSnapshot,
+    snapshot: MempoolSnapshot | undefined,
     txid: string,
     vout: number,
   ) => {
     const confirmed = spends.get(vout);
     if (confirmed) return spendJson({ txid: confirmed.txid, vin: confirmed.vin, confirmation: confirmed });
-    const pending = snapshot.spendOf(txid, vout);
+    const pending = snapshot?.spendOf(txid, vout);
     return spendJson(pending && { ...pending, confirmation: undefined });
   };
   return {
@@ -299,8 +299,9 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
       return found.tx.vout.map((out) => spendOf(spends, snapshot, txid, out.n));
     },
     async outspend(txid: string, vout: number) {
-      const [spends, snapshot] = await Promise.all([queries.spends(txid), mempool.snapshot()]);
-      return spendOf(spends, snapshot, txid, vout);
+      // The mempool is read only for an output the index has not seen spent.
+      const spends = await queries.spends(txid);
+      return spendOf(spends, spends.has(vout) ? undefined : await mempool.snapshot(), txid, vout);
     },
     async merkleProof(txid: string) {
       const found = await find(txid);

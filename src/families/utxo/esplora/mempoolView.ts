@@ -7,7 +7,6 @@
  */
 import { callText, type Engine } from "../../../engine/engineApi";
 import type { Logger } from "../../../log";
-import { addressOf } from "../decode";
 import { outpointKey } from "../indexedOutputs";
 import {
   feeOf,
@@ -40,6 +39,8 @@ export interface MempoolTx {
   prevouts: (Prevout | undefined)[];
   /** The addresses it pays or spends from. */
   addresses: ReadonlySet<string>;
+  /** The scripthash (Esplora's hex) of each script with an address it pays or spends from, and that address. */
+  scripts: readonly (readonly [scripthash: string, address: string])[];
   /** Esplora's JSON of it (unconfirmed). */
   json: string;
 }
@@ -74,11 +75,6 @@ function index(txs: Map<string, MempoolTx>): MempoolSnapshot {
   const byAddress = new Map<string, MempoolTx[]>();
   const spends = new Map<string, { txid: string; vin: number }>();
   const scripts = new Map<string, string>();
-  const noteScript = (prevout: Prevout | undefined) => {
-    if (prevout?.address != null && paysAddress(prevout.script)) {
-      scripts.set(scriptHash(prevout.script), prevout.address);
-    }
-  };
   for (const m of txs.values()) {
     for (const address of m.addresses) {
       const list = byAddress.get(address);
@@ -88,8 +84,7 @@ function index(txs: Map<string, MempoolTx>): MempoolSnapshot {
     for (const [vin, o] of spentOutpoints(m.tx).entries()) {
       spends.set(outpointKey(o.txid, o.vout), { txid: m.txid, vin });
     }
-    for (const p of m.prevouts) noteScript(p);
-    for (const out of m.tx.vout) noteScript(nodeOutputPrevout(out));
+    for (const [hash, address] of m.scripts) scripts.set(hash, address);
   }
   for (const list of byAddress.values()) list.sort(newestFirst);
   return {
@@ -122,10 +117,13 @@ export function createMempoolView(deps: {
   /** The prevouts of the new transactions: the mempool's own outputs first, then the index's, then the node's. */
   async function prevoutsOf(fresh: NodeTransaction[], kept: ReadonlyMap<string, MempoolTx>) {
     const found = new Map<string, Prevout>();
-    for (const tx of [...fresh, ...[...kept.values()].map((m) => m.tx)]) {
-      for (const out of tx.vout) found.set(outpointKey(tx.txid, out.n), nodeOutputPrevout(out));
-    }
-    const wanted = fresh.flatMap(spentOutpoints).filter((o) => !found.has(outpointKey(o.txid, o.vout)));
+    const freshById = new Map(fresh.map((tx) => [tx.txid, tx]));
+    const wanted = fresh.flatMap(spentOutpoints).filter((o) => {
+      const parent = freshById.get(o.txid) ?? kept.get(o.txid)?.tx;
+      const out = parent?.vout.find((v) => v.n === o.vout);
+      if (out !== undefined) found.set(outpointKey(o.txid, o.vout), nodeOutputPrevout(out));
+      return out === undefined;
+    });
     for (const [key, output] of await queries.outputs(wanted)) found.set(key, output);
     const missing = new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid));
     for (const parent of await Promise.all([...missing].map(decode))) {
@@ -139,10 +137,12 @@ export function createMempoolView(deps: {
     const prevouts = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
     const fee = feeOf(tx, prevouts) ?? entry.fees?.base ?? entry.fee ?? 0n;
     const addresses = new Set<string>();
-    for (const p of prevouts) if (p?.address != null) addresses.add(p.address);
-    for (const out of tx.vout) {
-      const address = addressOf(out.scriptPubKey);
-      if (address !== null) addresses.add(address);
+    const scripts: [string, string][] = [];
+    // Worked out once, when it enters: each refresh's snapshot only merges these.
+    for (const p of [...prevouts, ...tx.vout.map(nodeOutputPrevout)]) {
+      if (p?.address == null) continue;
+      addresses.add(p.address);
+      if (paysAddress(p.script)) scripts.push([scriptHash(p.script), p.address]);
     }
     return {
       txid: tx.txid,
@@ -150,6 +150,7 @@ export function createMempoolView(deps: {
       tx,
       prevouts,
       addresses,
+      scripts,
       json: transactionJson(tx, prevouts, fee, undefined),
     };
   }
@@ -163,6 +164,8 @@ export function createMempoolView(deps: {
       if (known) kept.set(txid, known);
       else freshIds.push(txid);
     }
+    // Nothing entered or left: the snapshot stands.
+    if (freshIds.length === 0 && kept.size === current.txs.size) return current;
     const fresh = (await Promise.all(freshIds.map(decode))).filter((t) => t !== undefined);
     const found = await prevoutsOf(fresh, kept);
     for (const tx of fresh) kept.set(tx.txid, entryOf(tx, entries[tx.txid]!, found));
