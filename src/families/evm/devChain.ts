@@ -3,16 +3,15 @@
  * starts one when UPSTREAM_URLS is unset (its state kept under DATA_DIR), seeded with a few transfers on its
  * first start so the README's examples have something to show; the tests start their own.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Logger } from "../../log";
-import { alive, freePort } from "../localProcess";
+import { startLocalProcess } from "../localProcess";
 import { DEV_TOKEN_CREATION_CODE } from "./devToken";
 
 const START_TIMEOUT_MS = 20_000;
 const POLL_MS = 50;
 const STOP_TIMEOUT_MS = 5_000;
-const PORT_ATTEMPTS = 3;
 /** How long a seed transaction may take to be mined (anvil mines each at once). */
 const SEED_MINE_TIMEOUT_MS = 10_000;
 /** How often anvil writes its state file, so a killed process loses at most this much chain. */
@@ -50,52 +49,27 @@ export async function startAnvil(
   options: { stateFile?: string; args?: string[]; log?: Logger } = {},
 ): Promise<DevChain> {
   const { stateFile, log } = options;
-  const pidFile = stateFile ? `${stateFile}.pid` : undefined;
-  if (stateFile) {
-    mkdirSync(dirname(stateFile), { recursive: true });
+  if (stateFile) mkdirSync(dirname(stateFile), { recursive: true });
+  const anvil = await startLocalProcess({
+    name: "anvil",
+    binary: anvilBinary(),
+    args: (port) => [
+      ...["--host", "127.0.0.1", "--port", String(port), "--quiet"],
+      ...(stateFile ? ["--state", stateFile, "--state-interval", String(STATE_INTERVAL_S)] : []),
+      ...(options.args ?? []),
+    ],
+    ready: (port) => answers(`http://127.0.0.1:${port}`),
     // An anvil left behind by a killed service would keep overwriting the same state file.
-    if (pidFile && existsSync(pidFile)) {
-      const stale = Number(readFileSync(pidFile, "utf8"));
-      if (stale && alive(stale)) process.kill(stale, "SIGKILL");
-      rmSync(pidFile, { force: true });
-    }
-  }
-  const binary = anvilBinary();
-  let lastError = "";
-  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = freePort();
-    const args = ["--host", "127.0.0.1", "--port", String(port), "--quiet"];
-    if (stateFile) args.push("--state", stateFile, "--state-interval", String(STATE_INTERVAL_S));
-    args.push(...(options.args ?? []));
-    const child = Bun.spawn([binary, ...args], { stdout: "ignore", stderr: "pipe", stdin: "ignore" });
-    const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline && child.exitCode === null && !(await answers(url))) {
-      await Bun.sleep(POLL_MS);
-    }
-    if (child.exitCode === null && (await answers(url))) {
-      if (pidFile) writeFileSync(pidFile, String(child.pid));
-      log?.info("dev chain started", { url, pid: child.pid, stateFile });
-      return {
-        url,
-        port,
-        pid: child.pid,
-        async stop() {
-          if (child.exitCode !== null) return;
-          // SIGINT lets anvil write its state file before it exits.
-          child.kill("SIGINT");
-          const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-          await child.exited;
-          clearTimeout(timer);
-          if (pidFile) rmSync(pidFile, { force: true });
-        },
-      };
-    }
-    child.kill("SIGKILL");
-    await child.exited;
-    lastError = (await new Response(child.stderr).text()).trim().split("\n").slice(-3).join(" ");
-  }
-  throw new Error(`anvil did not start: ${lastError || "no answer on its port"}`);
+    pidFile: stateFile ? `${stateFile}.pid` : undefined,
+    startTimeoutMs: START_TIMEOUT_MS,
+    pollMs: POLL_MS,
+    // SIGINT lets anvil write its state file before it exits.
+    stopSignal: "SIGINT",
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+  });
+  const url = `http://127.0.0.1:${anvil.port}`;
+  log?.info("dev chain started", { url, pid: anvil.pid, stateFile });
+  return { url, port: anvil.port, pid: anvil.pid, stop: anvil.stop };
 }
 
 /**

@@ -6,13 +6,13 @@
  * start it makes a wallet and an address, and mines a first block to it. It is stopped with the service.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Blockchain } from "../../blockchain";
 import { ConfigError } from "../../config";
 import type { Logger } from "../../log";
 import type { DevNode } from "../family";
-import { alive, freePort } from "../localProcess";
+import { freePort, type LocalProcess, startLocalProcess } from "../localProcess";
 
 /** Debian's litecoind: a wrapper script that runs the binary below. */
 export const LITECOIND = "/usr/bin/litecoind";
@@ -21,7 +21,6 @@ const LITECOIND_BINARY = "/usr/lib/litecoin/litecoind";
 const START_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
 const STOP_TIMEOUT_MS = 15_000;
-const PORT_ATTEMPTS = 3;
 /** Regtest makes blocks on demand: its head is followed closely. */
 const DEV_HEAD_POLL_MS = 250;
 /** RPC threads: each upstream's long-poll holds one (nodeProtocol.ts), requests take the others. */
@@ -109,27 +108,12 @@ async function seed(port: number, auth: Credentials, log: Logger): Promise<void>
   log.info("dev node: first block mined", { address });
 }
 
-/** Kills a litecoind a killed service left running on this folder (it holds the folder's lock). */
-function killStale(pidFile: string): void {
-  if (!existsSync(pidFile)) return;
-  const stale = Number(readFileSync(pidFile, "utf8"));
-  if (stale && alive(stale)) process.kill(stale, "SIGKILL");
-  rmSync(pidFile, { force: true });
-}
-
 /** Starts litecoind in regtest on free ports and waits until it answers; its stop ends the process. */
-async function launch(
-  dir: string,
-  auth: Credentials,
-  log: Logger,
-): Promise<{ port: number; stop(): Promise<void> }> {
-  const binary = existsSync(LITECOIND_BINARY) ? LITECOIND_BINARY : LITECOIND;
-  const pidFile = join(dir, "gateway.pid");
-  killStale(pidFile);
-  let lastError = "";
-  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = freePort();
-    const args = [
+async function launch(dir: string, auth: Credentials, log: Logger): Promise<LocalProcess> {
+  const node = await startLocalProcess({
+    name: "litecoind",
+    binary: existsSync(LITECOIND_BINARY) ? LITECOIND_BINARY : LITECOIND,
+    args: (port) => [
       "-regtest",
       `-datadir=${dir}`,
       "-server=1",
@@ -145,38 +129,18 @@ async function launch(
       `-rpcthreads=${RPC_THREADS}`,
       `-rpcservertimeout=${RPC_SERVER_TIMEOUT_S}`,
       "-printtoconsole=0",
-    ];
-    const child = Bun.spawn([binary, ...args], { stdout: "ignore", stderr: "pipe", stdin: "ignore" });
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (
-      Date.now() < deadline &&
-      child.exitCode === null &&
-      !(await ready(port, auth).catch(() => false))
-    ) {
-      await Bun.sleep(POLL_MS);
-    }
-    if (child.exitCode === null && (await ready(port, auth).catch(() => false))) {
-      writeFileSync(pidFile, String(child.pid));
-      log.info("dev node started", { node: "litecoind -regtest", port, pid: child.pid, dataDir: dir });
-      return {
-        port,
-        async stop() {
-          if (child.exitCode === null) {
-            // SIGTERM: litecoind flushes its chain state and wallet, then exits.
-            child.kill("SIGTERM");
-            const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-            await child.exited;
-            clearTimeout(timer);
-          }
-          rmSync(pidFile, { force: true });
-        },
-      };
-    }
-    child.kill("SIGKILL");
-    await child.exited;
-    lastError = (await new Response(child.stderr).text()).trim().split("\n").slice(-3).join(" ");
-  }
-  throw new Error(`litecoind did not start: ${lastError || "no answer on its RPC port"}`);
+    ],
+    ready: (port) => ready(port, auth).catch(() => false),
+    // A litecoind a killed service left running on this folder holds the folder's lock.
+    pidFile: join(dir, "gateway.pid"),
+    startTimeoutMs: START_TIMEOUT_MS,
+    pollMs: POLL_MS,
+    // SIGTERM: litecoind flushes its chain state and wallet, then exits.
+    stopSignal: "SIGTERM",
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+  });
+  log.info("dev node started", { node: "litecoind -regtest", port: node.port, pid: node.pid, dataDir: dir });
+  return node;
 }
 
 /** A DevNodeMissingError naming Debian's package unless litecoind is at `binary`. */
