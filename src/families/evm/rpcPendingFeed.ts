@@ -7,8 +7,8 @@
  */
 
 import type { RpcFilterStore } from "../../db/rpcFilterStore";
-import { MethodNotFoundError, type ServiceError } from "../../errors";
 import type { Logger } from "../../log";
+import { createSharedUpstream } from "../../realtime/sharedUpstream";
 import type { SocketSubscription } from "../../upstream/socket";
 
 const NAME = "newPendingTransactions";
@@ -33,7 +33,6 @@ export function createPendingFeed(options: {
   log: Logger;
 }): PendingFeed {
   const { upstreamSubscribe, store, log } = options;
-  let current: { subscription: SocketSubscription; ready: Promise<void> } | undefined;
   let waiting: string[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing = false;
@@ -79,39 +78,22 @@ export function createPendingFeed(options: {
     timer ??= setTimeout(flush, PENDING_FLUSH_MS);
   }
 
-  function leave() {
-    current?.subscription.unsubscribe();
-    current = undefined;
-  }
+  const upstream = createSharedUpstream({
+    upstreamSubscribe,
+    params: [NAME],
+    onItem: received,
+    what: `${NAME} for a pending filter`,
+  });
 
   return {
     get joined() {
-      return current !== undefined;
+      return upstream.joined;
     },
-    join() {
-      if (current) return current.ready;
-      const subscription = upstreamSubscribe([NAME], received);
-      if (!subscription) {
-        return Promise.reject(
-          new MethodNotFoundError(`${NAME} for a pending filter (no upstream WebSocket is live)`),
-        );
-      }
-      const started = {
-        subscription,
-        ready: subscription.ready.catch((error: unknown) => {
-          if (current === started) current = undefined;
-          subscription.unsubscribe();
-          const reason = (error as ServiceError).message;
-          throw new MethodNotFoundError(`${NAME} for a pending filter (the upstream refused it: ${reason})`);
-        }),
-      };
-      current = started;
-      return started.ready;
-    },
-    leave,
+    join: () => upstream.join(),
+    leave: () => upstream.leave(),
     stop() {
       stopped = true;
-      leave();
+      upstream.leave();
       if (timer) clearTimeout(timer);
       timer = undefined;
     },
