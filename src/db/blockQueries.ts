@@ -44,12 +44,11 @@ export function createBlockQueries(sql: Sql): BlockQueries {
       return row ? { first: BigInt(row.first as string), last: BigInt(row.last as string) } : undefined;
     },
 
+    /** An indexed block's hash (hex digits as stored: no 0x) and time. */
     async block(number: bigint): Promise<{ hash: string; timestamp: bigint } | undefined> {
       const [row] = await sql`select encode(hash, 'hex') as hash, timestamp::text as timestamp from blocks
         where number = ${number.toString()}::bigint`;
-      return row
-        ? { hash: `0x${row.hash as string}`, timestamp: BigInt(row.timestamp as string) }
-        : undefined;
+      return row ? { hash: row.hash as string, timestamp: BigInt(row.timestamp as string) } : undefined;
     },
 
     async atOrBefore(unixSeconds: bigint): Promise<IndexedBlock | undefined> {

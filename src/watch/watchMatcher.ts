@@ -18,6 +18,7 @@ export type WatchVersion = "v1" | "v2";
 /** A processed block: indexed, and CONFIRMATIONS deep, so its results never change. */
 export interface ProcessedBlock {
   number: bigint;
+  /** Its hash's hex digits as the index stores them (no 0x: each family writes it in its nodes' form). */
   hash: string;
   timestamp: bigint;
 }

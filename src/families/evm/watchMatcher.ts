@@ -71,7 +71,7 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
         address: m.filterAddress,
         direction: direction(m.filterAddress, m.from, m.to, m.kind),
       },
-      block: { hash: block.hash, number: Number(block.number), created_at: rfc3339(block.timestamp) },
+      block: { hash: `0x${block.hash}`, number: Number(block.number), created_at: rfc3339(block.timestamp) },
       trx_success: !m.error,
     };
   }

@@ -61,9 +61,6 @@ export function filterResult(
   };
 }
 
-/** db/blockQueries.ts writes a block hash as EVM nodes do (0x); these nodes write none. */
-const nodeHash = (hash: string) => (hash.startsWith("0x") ? hash.slice(2) : hash);
-
 export function createUtxoWatchMatcher(options: WatchMatcherOptions): WatchMatcher {
   const { chain } = options;
   const queries = options.guard(createUtxoWatchQueries(options.sql));
@@ -74,7 +71,7 @@ export function createUtxoWatchMatcher(options: WatchMatcherOptions): WatchMatch
       if (matches.length === 0) return [];
       const paid = await queries.outputAddresses(block.number, [...new Set(matches.map((m) => m.position))]);
       const where = {
-        hash: nodeHash(block.hash),
+        hash: block.hash,
         number: Number(block.number),
         created_at: rfc3339(block.timestamp),
       };
