@@ -86,21 +86,22 @@ async function served(url: string, method: string): Promise<number> {
 describe("one service", () => {
   let chain: Awaited<ReturnType<typeof tokenChain>>;
   let service: string;
+  let databaseUrl: string;
   const KEY = "filters-a";
   const OTHER = "filters-b";
 
   beforeAll(async () => {
     chain = await tokenChain();
-    service = (
-      await startTestService({
-        upstreamUrls: [chain.anvil.url],
-        env: {
-          API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited`,
-          RATE_LIMITS: "limited=0.01/9",
-          RPC_FILTERS_PER_KEY: "4",
-        },
-      })
-    ).url;
+    const started = await startTestService({
+      upstreamUrls: [chain.anvil.url],
+      env: {
+        API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited`,
+        RATE_LIMITS: "limited=0.01/9",
+        RPC_FILTERS_PER_KEY: "4",
+      },
+    });
+    service = started.url;
+    databaseUrl = started.databaseUrl;
   }, 60_000);
 
   test("a block filter gives the hashes of the new canonical blocks, exactly the node's, once each", async () => {
@@ -227,6 +228,46 @@ describe("one service", () => {
     }
     expect((await call(service, "eth_getFilterChanges", [], KEY)).error.code).toBe(-32602);
   });
+
+  test("criteria bounded as geth's: 1,000 addresses, 1,000 alternatives a topic position; more is -32602 naming the bound, nothing kept", async () => {
+    const rows = await filterRows(databaseUrl);
+    const addresses = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    const topics = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(64, "0")}`);
+    const before = await rows();
+    const refused = async (method: string, filter: unknown) =>
+      (await call(service, method, [filter], KEY)).error;
+    for (const method of ["eth_newFilter", "eth_getLogs"]) {
+      expect(await refused(method, { address: addresses(1_001) })).toEqual({
+        code: -32602,
+        message: "invalid params: params[0].address (filter): List should have at most 1000 items",
+      });
+      expect(await refused(method, { topics: [TRANSFER, null, topics(1_001)] })).toEqual({
+        code: -32602,
+        message: "invalid params: params[0].topics[2] (filter): List should have at most 1000 items",
+      });
+    }
+    const rest = await post(`${service}/node/rest/eth_getLogs?api_key=${KEY}`, { address: addresses(1_001) });
+    expect(rest.status).toBe(422);
+    expect(rest.json).toEqual({
+      detail: [{ loc: ["body", "address"], msg: "List should have at most 1000 items", type: "too_long" }],
+    });
+    expect(await rows()).toBe(before);
+    // At the bounds: kept, and matching as any filter does.
+    await followed(service, chain.node, KEY);
+    const wide = await result(
+      service,
+      "eth_newFilter",
+      [{ address: [...addresses(999), chain.token], topics: [[...topics(999), TRANSFER]] }],
+      KEY,
+    );
+    expect(await rows()).toBe(before + 1);
+    const minted = await chain.mint(BOB, 3n);
+    await followed(service, chain.node, KEY);
+    expect(await result(service, "eth_getFilterChanges", [wide], KEY)).toEqual(minted.logs);
+    expect(await result(service, "eth_uninstallFilter", [wide], KEY)).toBe(true);
+  }, 30_000);
 
   test("a filter is its key's: another key's id is not found, and it cannot uninstall it", async () => {
     const id = await result(service, "eth_newBlockFilter", [], KEY);
