@@ -534,7 +534,7 @@ describe("expiry, open mode", () => {
     });
     const rows = await filterRows(service.databaseUrl);
     const url = service.url;
-    // Open mode: every caller is the empty key.
+    // Open mode: every call here comes from 127.0.0.1, which owns the filters.
     const polled = await result(url, "eth_newBlockFilter");
     const logsOnly = await result(url, "eth_newFilter", [{}]);
     const forgotten = await result(url, "eth_newBlockFilter");
@@ -553,6 +553,37 @@ describe("expiry, open mode", () => {
     expect((await call(url, "eth_getFilterLogs", [logsOnly])).error).toEqual(FILTER_NOT_FOUND);
     expect(await result(url, "eth_uninstallFilter", [polled])).toBe(false);
     expect(await rows()).toBe(0);
+    await service.stop();
+  }, 30_000);
+
+  test("open mode: each IP address has its own filters and its own RPC_FILTERS_PER_KEY; another's id is not found", async () => {
+    const { anvil } = await tokenChain();
+    const service = await startTestService({ upstreamUrls: [anvil.url], env: { RPC_FILTERS_PER_KEY: "2" } });
+    const url = `${service.url}/node/jsonrpc`;
+    const from = async (address: string, method: string, params: unknown[] = []) =>
+      (await postFrom(address, url, { jsonrpc: "2.0", id: 1, method, params })).json;
+    const a = [
+      (await from("127.0.0.2", "eth_newBlockFilter")).result,
+      (await from("127.0.0.2", "eth_newFilter", [{}])).result,
+    ];
+    expect(a).toEqual([expect.stringMatching(FILTER_ID), expect.stringMatching(FILTER_ID)]);
+    expect((await from("127.0.0.2", "eth_newBlockFilter")).error).toEqual({
+      code: -32005,
+      message:
+        "this IP address (open mode) holds 2 filters, the most it may (RPC_FILTERS_PER_KEY): uninstall some with eth_uninstallFilter, or let them expire",
+    });
+    // Another address is not bounded by the first one's filters, and does not see them.
+    const b = (await from("127.0.0.3", "eth_newBlockFilter")).result;
+    expect(b).toMatch(FILTER_ID);
+    expect((await from("127.0.0.3", "eth_getFilterChanges", [a[0]])).error).toEqual(FILTER_NOT_FOUND);
+    expect((await from("127.0.0.3", "eth_getFilterLogs", [a[1]])).error).toEqual(FILTER_NOT_FOUND);
+    expect((await from("127.0.0.3", "eth_uninstallFilter", [a[0]])).result).toBe(false);
+    expect((await from("127.0.0.2", "eth_getFilterChanges", [b])).error).toEqual(FILTER_NOT_FOUND);
+    // Each its own.
+    expect((await from("127.0.0.2", "eth_getFilterChanges", [a[0]])).result).toEqual([]);
+    expect((await from("127.0.0.2", "eth_getFilterLogs", [a[1]])).result).toBeArray();
+    expect((await from("127.0.0.2", "eth_uninstallFilter", [a[0]])).result).toBe(true);
+    expect((await from("127.0.0.3", "eth_uninstallFilter", [b])).result).toBe(true);
     await service.stop();
   }, 30_000);
 
