@@ -95,8 +95,8 @@ describe("one service", () => {
     const started = await startTestService({
       upstreamUrls: [chain.anvil.url],
       env: {
-        API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited`,
-        RATE_LIMITS: "limited=0.01/9",
+        API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited,catchup`,
+        RATE_LIMITS: "limited=0.01/9,catchup=0.01/5",
         RPC_FILTERS_PER_KEY: "4",
       },
     });
@@ -332,6 +332,29 @@ describe("one service", () => {
     }
     expect(await result(service, "eth_getFilterChanges", [id], KEY)).toEqual([]);
     await result(service, "eth_uninstallFilter", [id], KEY);
+  }, 30_000);
+
+  test("a log filter's poll reads at most 100 blocks' receipts, for one token: one left behind catches up a token a 100 blocks", async () => {
+    await followed(service, chain.node, KEY);
+    // 5 tokens, refilled at 0.01 a second: the calls below spend them exactly.
+    const id = await result(service, "eth_newFilter", [{ address: chain.token }], "catchup");
+    const start = Number(await chain.node("eth_blockNumber"));
+    const minted = [await chain.mint(BOB, 1n)];
+    await chain.node("anvil_mine", [hex(148)]);
+    minted.push(await chain.mint(BOB, 2n));
+    await chain.node("anvil_mine", [hex(99)]);
+    minted.push(await chain.mint(BOB, 3n));
+    expect(minted.map((r) => Number(r.blockNumber) - start)).toEqual([1, 150, 250]);
+    await followed(service, chain.node, KEY);
+    // Blocks 1 to 100, 101 to 200, 201 to 250 after the start: one mint's logs each.
+    for (const receipt of minted) {
+      expect(await result(service, "eth_getFilterChanges", [id], "catchup")).toEqual(receipt.logs);
+    }
+    expect(await result(service, "eth_getFilterChanges", [id], "catchup")).toEqual([]);
+    expect((await call(service, "eth_getFilterChanges", [id], "catchup")).error).toEqual({
+      code: -32005,
+      message: "rate limit exceeded: 0.01 calls per second, bursts of 5",
+    });
   }, 30_000);
 
   test("rate costs: eth_getFilterLogs as eth_getLogs over the filter's range, a poll and the others one token", async () => {

@@ -7,10 +7,11 @@
  *   one at its height was dropped, and every delivered block above it: a log filter gives their matching
  *   logs again with `"removed": true` (lowest block first), then both kinds go on from the fork.
  * - New blocks are the canonical ones after the cursor up to the head (and a log filter's toBlock), at most
- *   FILTER_POLL_BLOCKS of them: a filter left behind catches up over several polls. A log filter reads each
- *   block's receipts through the engine by number (cached, shared with the indexer and the logs
- *   subscription), and stops before a block the node has not got or whose receipts name another block (the
- *   chain moved meanwhile: the next poll sees how).
+ *   BLOCK_POLL_BLOCKS of them for a block filter and LOG_POLL_BLOCKS for a log filter: a filter left behind
+ *   catches up over several polls, each one token. A log filter reads each block's receipts through the
+ *   engine by number (cached, shared with the indexer and the logs subscription), and stops before a block
+ *   the node has not got or whose receipts name another block (the chain moved meanwhile: the next poll sees
+ *   how).
  * - The logs of each unfinalized block read are kept in the database (db/rpcFilterStore.ts) until final, so
  *   that the poll after a reorg, on whichever instance, has the dropped blocks' logs: a node may forget a block
  *   a reorg dropped (anvil does). Where none are kept, they are asked of the node by block hash.
@@ -24,10 +25,19 @@ import { quantity } from "./blockRef";
 import type { BlockBounds, LogMatch, NodeLog } from "./rpcFilterCriteria";
 
 /**
- * The most new blocks one poll covers: one rate-limit token's worth of eth_getLogs range (methods.ts), so a
- * poll costs one token, and a filter polled after a long pause catches up over several polls.
+ * The most new blocks one poll of a block filter covers: their hashes, from the chain follower's window (1,024
+ * blocks) or, below it, their headers; one rate-limit token's worth of eth_getLogs range (methods.ts).
  */
-const FILTER_POLL_BLOCKS = 1_000n;
+const BLOCK_POLL_BLOCKS = 1_000n;
+/**
+ * The most new blocks one poll of a log filter covers: it reads every one's receipts (on mainnet a few
+ * hundred KB to a few MB each), so a poll, one token, reads at most this many. A poll costs the same whatever
+ * it covers, and the range is the service's to bound, not the caller's: a cost by the blocks covered could
+ * exceed a key's burst, and the filter could then never be polled again. This many blocks is what a fast
+ * chain makes between two polls of a client (Arbitrum's 4 a second: 25 s), so a filter polled as clients do
+ * keeps up.
+ */
+const LOG_POLL_BLOCKS = 100n;
 /** The most recent delivered blocks a filter remembers to see a reorg by (those above the final block). */
 const FILTER_REORG_BLOCKS = 256;
 /** Blocks whose receipts (or headers) one poll asks for at once. */
@@ -81,12 +91,12 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     });
   }
 
-  /** The new blocks of a poll: after `last` (and from `bounds.from`), up to the head, `bounds.to`, the bound. */
-  function span(last: bigint, bounds: BlockBounds): Covered[] {
+  /** The new blocks of a poll: after `last` (and from `bounds.from`), up to the head, `bounds.to`, `most`. */
+  function span(last: bigint, bounds: BlockBounds, most: bigint): Covered[] {
     const top = head.headBlock()?.number;
     if (top === undefined) return [];
     const from = bounds.from !== undefined && bounds.from > last + 1n ? bounds.from : last + 1n;
-    let to = from + FILTER_POLL_BLOCKS - 1n;
+    let to = from + most - 1n;
     if (to > top) to = top;
     if (bounds.to !== undefined && to > bounds.to) to = bounds.to;
     const out: Covered[] = [];
@@ -175,7 +185,7 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
         last = delivered[fork]!.number - 1n;
         delivered = delivered.slice(0, fork);
       }
-      const added = await inWindows(span(last, {}), hashOf);
+      const added = await inWindows(span(last, {}, BLOCK_POLL_BLOCKS), hashOf);
       if (fork < 0 && added.length === 0) return { results: [], cursor, moved: false };
       if (added.length > 0) last = added[added.length - 1]!.number;
       return {
@@ -199,7 +209,7 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
         last = delivered[fork]!.number - 1n;
         delivered = delivered.slice(0, fork);
       }
-      const read = await inWindows(span(last, bounds), blockLogs);
+      const read = await inWindows(span(last, bounds, LOG_POLL_BLOCKS), blockLogs);
       if (fork < 0 && read.length === 0) return { results, cursor, moved: false };
       const named: DeliveredBlock[] = [];
       for (const block of read) {
