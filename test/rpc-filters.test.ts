@@ -357,6 +357,34 @@ describe("one service", () => {
     });
   }, 30_000);
 
+  test("filters polling the same blocks at once share one parse of each block's receipts", async () => {
+    const blockLogs = async () => {
+      const text = await (await fetch(`${service}/metrics`)).text();
+      // Each series appears with its first event (an EVM chain's: the Bitcoin family keeps no such filters).
+      const count = (source: string) => metric(text, "gateway_rpc_filter_block_logs_total", { source }) ?? 0;
+      return { read: count("read"), shared: count("shared") };
+    };
+    await followed(service, chain.node, KEY);
+    const filters = [{ address: chain.token }, { topics: [TRANSFER, null, topicOf(CAROL)] }, {}];
+    const ids = [];
+    for (const filter of filters) ids.push(await result(service, "eth_newFilter", [filter], KEY));
+    const before = await blockLogs();
+    const minted = [await chain.mint(BOB, 1n), await chain.mint(CAROL, 2n), await chain.mint(BOB, 3n)];
+    await chain.node("anvil_mine", ["0x2"]);
+    await followed(service, chain.node, KEY);
+    const logs = minted.flatMap((r) => r.logs);
+    const polled = await Promise.all(ids.map((id) => result(service, "eth_getFilterChanges", [id], KEY)));
+    expect(polled).toEqual([logs, minted[1].logs, logs]);
+    // Five blocks: each read and parsed once, and shared with the two other polls.
+    expect(await blockLogs()).toEqual({ read: before.read + 5, shared: before.shared + 10 });
+    // Polls one after another: the first reads the block, the others are given what it read.
+    const more = await chain.mint(CAROL, 4n);
+    await followed(service, chain.node, KEY);
+    for (const id of ids) expect(await result(service, "eth_getFilterChanges", [id], KEY)).toEqual(more.logs);
+    expect(await blockLogs()).toEqual({ read: before.read + 6, shared: before.shared + 12 });
+    for (const id of ids) expect(await result(service, "eth_uninstallFilter", [id], KEY)).toBe(true);
+  }, 30_000);
+
   test("rate costs: eth_getFilterLogs as eth_getLogs over the filter's range, a poll and the others one token", async () => {
     if (Number(await chain.node("eth_blockNumber")) < 2_500) await chain.node("anvil_mine", [hex(2_600)]);
     await followed(service, chain.node, KEY);

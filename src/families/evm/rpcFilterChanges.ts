@@ -9,9 +9,9 @@
  * - New blocks are the canonical ones after the cursor up to the head (and a log filter's toBlock), at most
  *   BLOCK_POLL_BLOCKS of them for a block filter and LOG_POLL_BLOCKS for a log filter: a filter left behind
  *   catches up over several polls, each one token. A log filter reads each block's receipts through the
- *   engine by number (cached, shared with the indexer and the logs subscription), and stops before a block
- *   the node has not got or whose receipts name another block (the chain moved meanwhile: the next poll sees
- *   how).
+ *   engine by number (cached, shared with the indexer and the logs subscription), parsed once for every
+ *   filter polling that block (blockLogCache.ts), and stops before a block the node has not got or whose
+ *   receipts name another block (the chain moved meanwhile: the next poll sees how).
  * - The logs of each unfinalized block read are kept in the database (db/rpcFilterStore.ts) until final, so
  *   that the poll after a reorg, on whichever instance, has the dropped blocks' logs: a node may forget a block
  *   a reorg dropped (anvil does). Where none are kept, they are asked of the node by block hash.
@@ -21,6 +21,8 @@ import type { DeliveredBlock, RpcFilterCursor, RpcFilterStore } from "../../db/r
 import type { ChainFollower } from "../../engine/chainFollower";
 import { callText, type Engine } from "../../engine/engineApi";
 import type { Logger } from "../../log";
+import type { RpcFilterEvents } from "../../operations/familyOperations";
+import { type BlockLogs, createBlockLogCache, sharedLogs } from "./blockLogCache";
 import { quantity } from "./blockRef";
 import type { BlockBounds, LogMatch, NodeLog } from "./rpcFilterCriteria";
 
@@ -44,6 +46,12 @@ const FILTER_REORG_BLOCKS = 256;
 const READ_WINDOW = 32;
 /** Block hashes whose logs this instance has kept already (the database skips them too, but they are sent). */
 const KEPT_HASHES = 1_024;
+/**
+ * The parsed logs of the blocks polls read lately, shared by the filters polling them: a few polls' worth of
+ * blocks, and on mainnet (a few hundred KB of logs a block) about a hundred blocks by bytes.
+ */
+const SHARED_BLOCKS = 256;
+const SHARED_BYTES = 32 * 1024 * 1024;
 
 export interface FilterChanges {
   /** Each result as JSON text, in order. */
@@ -58,18 +66,13 @@ export interface ChangeSource {
   engine: Engine;
   store: Pick<RpcFilterStore, "keepBlockLogs" | "blockLogs">;
   log: Logger;
+  events?: RpcFilterEvents;
 }
 
 /** A canonical block of the poll: its hash as the follower names it (undefined: below its window, final). */
 interface Covered {
   number: bigint;
   hash: string | undefined;
-}
-
-interface ReadBlock {
-  number: bigint;
-  hash: string | undefined;
-  logs: NodeLog[];
 }
 
 export interface ChangeReader {
@@ -82,6 +85,11 @@ export interface ChangeReader {
 export function createChangeReader(source: ChangeSource): ChangeReader {
   const { head, engine, store, log } = source;
   const kept = new Set<string>();
+  const shared = createBlockLogCache({
+    maxBlocks: SHARED_BLOCKS,
+    maxBytes: SHARED_BYTES,
+    onRead: source.events?.blockLogs,
+  });
 
   /** The index of the lowest delivered block the canonical chain no longer has; -1 when none. */
   function forkIndex(delivered: DeliveredBlock[]): number {
@@ -124,8 +132,16 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     return out;
   }
 
-  /** A canonical block's logs from its receipts by number; undefined when the node has it not, or another. */
-  async function blockLogs(block: Covered): Promise<ReadBlock | undefined> {
+  /**
+   * A canonical block's logs, shared by the polls reading it (by its hash; a final block below the
+   * follower's window by its number); undefined when the node has it not, or another.
+   */
+  function blockLogs(block: Covered): Promise<BlockLogs | undefined> {
+    return shared.get(block.hash ?? `#${block.number}`, () => readBlockLogs(block));
+  }
+
+  /** A block's logs from its receipts by number. */
+  async function readBlockLogs(block: Covered): Promise<BlockLogs | undefined> {
     const text = await callText(engine, "eth_getBlockReceipts", [quantity(block.number)]);
     if (text === "null") return undefined;
     const receipts = JSON.parse(text) as { blockHash?: string; logs?: NodeLog[] }[];
@@ -135,16 +151,16 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
       if (hash !== undefined && named !== hash) return undefined;
       hash = named;
     }
-    return { number: block.number, hash, logs: receipts.flatMap((r) => r.logs ?? []) };
+    return { number: block.number, hash, logs: sharedLogs(receipts) };
   }
 
   /** Keeps an unfinalized block's logs for a reorg's removed logs; a failure only costs those. */
-  async function keep(block: ReadBlock): Promise<void> {
+  async function keep(block: BlockLogs): Promise<void> {
     const final = head.finalized();
     if (block.hash === undefined || kept.has(block.hash) || (final !== undefined && block.number <= final))
       return;
     try {
-      await store.keepBlockLogs(block.hash, block.number, JSON.stringify(block.logs));
+      await store.keepBlockLogs(block.hash, block.number, `[${block.logs.map((l) => l.text).join(",")}]`);
       kept.add(block.hash);
       if (kept.size > KEPT_HASHES) kept.delete(kept.values().next().value!);
     } catch (error) {
@@ -214,7 +230,7 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
       const named: DeliveredBlock[] = [];
       for (const block of read) {
         await keep(block);
-        for (const l of block.logs) if (match(l)) results.push(JSON.stringify(l));
+        for (const l of block.logs) if (match(l)) results.push(l.text);
         if (block.hash !== undefined) named.push({ number: block.number, hash: block.hash });
       }
       if (read.length > 0) last = read[read.length - 1]!.number;

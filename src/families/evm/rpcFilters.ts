@@ -31,6 +31,7 @@ import {
   UpstreamUnavailableError,
 } from "../../errors";
 import type { Logger } from "../../log";
+import type { RpcFilterEvents } from "../../operations/familyOperations";
 import {
   defineOperation,
   type Operation,
@@ -71,9 +72,10 @@ export function createRpcFilters(options: {
   timeoutMs: number;
   /** RPC_FILTERS_PER_KEY. */
   maxPerKey: number;
+  events?: RpcFilterEvents;
 }): RpcFilters {
   const { store, engine, head, log, timeoutMs, maxPerKey } = options;
-  const reader = createChangeReader({ head, engine, store, log });
+  const reader = createChangeReader({ head, engine, store, log, events: options.events });
   const feed = createPendingFeed({ upstreamSubscribe: options.upstreamSubscribe, store, log });
   /** Pending filters made or polled here: a sweep that saw none alive leaves the feed only if this stayed. */
   let pendingUses = 0;
