@@ -311,10 +311,10 @@ describe("logs {address, topics, fromBlock, toBlock}", () => {
       code: -32602,
       message: "invalid params: topics[1] should be a list of at most 1000 alternatives, not 1001",
     });
-    // At the bounds: taken, and matching as any filter does.
-    await followedHead();
+    // At the bounds: taken, and matching as any filter does (subscribed once the service follows `first`).
     const first = await mint(BOB, 5n);
     const transfer = first.logs[0].topics[0];
+    await followedHead();
     const wide = await subscribe(socket, [
       "logs",
       { address: [...addresses(999), token], topics: [[...topics(999), transfer]] },

@@ -88,7 +88,7 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
   const shared = createBlockLogCache({
     maxBlocks: SHARED_BLOCKS,
     maxBytes: SHARED_BYTES,
-    onRead: source.events?.blockLogs,
+    onRead: (from) => source.events?.blockLogs(from),
   });
 
   /** The index of the lowest delivered block the canonical chain no longer has; -1 when none. */

@@ -6,12 +6,11 @@
  *
  * A filter is a row of the database (db/rpcFilterStore.ts), so its id works on every worker and every
  * instance on that database: its owner (the caller's key; in open mode, the caller's IP address), what it
- * matches, and its cursor. A poll reads the
- * row, works out what changed after the cursor (rpcFilterChanges.ts: new canonical blocks from the followed
- * head, their logs from the cached receipts, a reorg's removed logs; rpcPendingFeed.ts: pending hashes), and
- * moves the cursor only if no other poll moved it meanwhile (else it looks again): two polls at once never
- * deliver the same change twice. A filter not polled for RPC_FILTER_TIMEOUT_MS is gone; an owner holds at
- * most RPC_FILTERS_PER_KEY live filters.
+ * matches, and its cursor. A poll reads the row, works out what changed after the cursor (rpcFilterChanges.ts:
+ * new canonical blocks from the followed head, their logs from the cached receipts, a reorg's removed logs;
+ * rpcPendingFeed.ts: pending hashes), and moves the cursor only if no other poll moved it meanwhile (else it
+ * looks again): two polls at once never deliver the same change twice. A filter not polled for
+ * RPC_FILTER_TIMEOUT_MS is gone; an owner holds at most RPC_FILTERS_PER_KEY live filters.
  */
 
 import { hashKey } from "../../db/apiKeys";
