@@ -83,6 +83,8 @@ export interface Metrics {
   // Refusals
   refusedBodies: Counter<"reason">;
   rateLimited: Counter<"scope">;
+  // The filters the service keeps
+  rpcFilterBlockLogs: Counter<"source">;
   // The database and the indexer
   dbStatementTimeouts: Counter;
   dbRetries: Counter;
@@ -370,6 +372,7 @@ function clientSeries(
   | "wsSlowReadersClosed"
   | "refusedBodies"
   | "rateLimited"
+  | "rpcFilterBlockLogs"
 > {
   const { registers } = scope;
   return {
@@ -405,6 +408,12 @@ function clientSeries(
       name: "gateway_rate_limited_total",
       help: "Calls refused for exceeding a rate limit, by scope (key or ip)",
       labelNames: ["scope"] as const,
+      registers,
+    }),
+    rpcFilterBlockLogs: new Counter({
+      name: "gateway_rpc_filter_block_logs_total",
+      help: "Blocks whose logs a kept log filter's poll had, by source: read (its receipts read and parsed for it) or shared (another poll's)",
+      labelNames: ["source"] as const,
       registers,
     }),
   };

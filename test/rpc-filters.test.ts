@@ -86,21 +86,22 @@ async function served(url: string, method: string): Promise<number> {
 describe("one service", () => {
   let chain: Awaited<ReturnType<typeof tokenChain>>;
   let service: string;
+  let databaseUrl: string;
   const KEY = "filters-a";
   const OTHER = "filters-b";
 
   beforeAll(async () => {
     chain = await tokenChain();
-    service = (
-      await startTestService({
-        upstreamUrls: [chain.anvil.url],
-        env: {
-          API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited`,
-          RATE_LIMITS: "limited=0.01/9",
-          RPC_FILTERS_PER_KEY: "4",
-        },
-      })
-    ).url;
+    const started = await startTestService({
+      upstreamUrls: [chain.anvil.url],
+      env: {
+        API_KEYS: `${KEY},${OTHER},ethers-key,viem-key,bounded,limited,catchup`,
+        RATE_LIMITS: "limited=0.01/9,catchup=0.01/5",
+        RPC_FILTERS_PER_KEY: "4",
+      },
+    });
+    service = started.url;
+    databaseUrl = started.databaseUrl;
   }, 60_000);
 
   test("a block filter gives the hashes of the new canonical blocks, exactly the node's, once each", async () => {
@@ -228,6 +229,46 @@ describe("one service", () => {
     expect((await call(service, "eth_getFilterChanges", [], KEY)).error.code).toBe(-32602);
   });
 
+  test("criteria bounded as geth's: 1,000 addresses, 1,000 alternatives a topic position; more is -32602 naming the bound, nothing kept", async () => {
+    const rows = await filterRows(databaseUrl);
+    const addresses = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    const topics = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(64, "0")}`);
+    const before = await rows();
+    const refused = async (method: string, filter: unknown) =>
+      (await call(service, method, [filter], KEY)).error;
+    for (const method of ["eth_newFilter", "eth_getLogs"]) {
+      expect(await refused(method, { address: addresses(1_001) })).toEqual({
+        code: -32602,
+        message: "invalid params: params[0].address (filter): List should have at most 1000 items",
+      });
+      expect(await refused(method, { topics: [TRANSFER, null, topics(1_001)] })).toEqual({
+        code: -32602,
+        message: "invalid params: params[0].topics[2] (filter): List should have at most 1000 items",
+      });
+    }
+    const rest = await post(`${service}/node/rest/eth_getLogs?api_key=${KEY}`, { address: addresses(1_001) });
+    expect(rest.status).toBe(422);
+    expect(rest.json).toEqual({
+      detail: [{ loc: ["body", "address"], msg: "List should have at most 1000 items", type: "too_long" }],
+    });
+    expect(await rows()).toBe(before);
+    // At the bounds: kept, and matching as any filter does.
+    await followed(service, chain.node, KEY);
+    const wide = await result(
+      service,
+      "eth_newFilter",
+      [{ address: [...addresses(999), chain.token], topics: [[...topics(999), TRANSFER]] }],
+      KEY,
+    );
+    expect(await rows()).toBe(before + 1);
+    const minted = await chain.mint(BOB, 3n);
+    await followed(service, chain.node, KEY);
+    expect(await result(service, "eth_getFilterChanges", [wide], KEY)).toEqual(minted.logs);
+    expect(await result(service, "eth_uninstallFilter", [wide], KEY)).toBe(true);
+  }, 30_000);
+
   test("a filter is its key's: another key's id is not found, and it cannot uninstall it", async () => {
     const id = await result(service, "eth_newBlockFilter", [], KEY);
     const logs = await result(service, "eth_newFilter", [{}], KEY);
@@ -291,6 +332,57 @@ describe("one service", () => {
     }
     expect(await result(service, "eth_getFilterChanges", [id], KEY)).toEqual([]);
     await result(service, "eth_uninstallFilter", [id], KEY);
+  }, 30_000);
+
+  test("a log filter's poll reads at most 100 blocks' receipts, for one token: one left behind catches up a token a 100 blocks", async () => {
+    await followed(service, chain.node, KEY);
+    // 5 tokens, refilled at 0.01 a second: the calls below spend them exactly.
+    const id = await result(service, "eth_newFilter", [{ address: chain.token }], "catchup");
+    const start = Number(await chain.node("eth_blockNumber"));
+    const minted = [await chain.mint(BOB, 1n)];
+    await chain.node("anvil_mine", [hex(148)]);
+    minted.push(await chain.mint(BOB, 2n));
+    await chain.node("anvil_mine", [hex(99)]);
+    minted.push(await chain.mint(BOB, 3n));
+    expect(minted.map((r) => Number(r.blockNumber) - start)).toEqual([1, 150, 250]);
+    await followed(service, chain.node, KEY);
+    // Blocks 1 to 100, 101 to 200, 201 to 250 after the start: one mint's logs each.
+    for (const receipt of minted) {
+      expect(await result(service, "eth_getFilterChanges", [id], "catchup")).toEqual(receipt.logs);
+    }
+    expect(await result(service, "eth_getFilterChanges", [id], "catchup")).toEqual([]);
+    expect((await call(service, "eth_getFilterChanges", [id], "catchup")).error).toEqual({
+      code: -32005,
+      message: "rate limit exceeded: 0.01 calls per second, bursts of 5",
+    });
+  }, 30_000);
+
+  test("filters polling the same blocks at once share one parse of each block's receipts", async () => {
+    const blockLogs = async () => {
+      const text = await (await fetch(`${service}/metrics`)).text();
+      // Each series appears with its first event (an EVM chain's: the Bitcoin family keeps no such filters).
+      const count = (source: string) => metric(text, "gateway_rpc_filter_block_logs_total", { source }) ?? 0;
+      return { read: count("read"), shared: count("shared") };
+    };
+    await followed(service, chain.node, KEY);
+    const filters = [{ address: chain.token }, { topics: [TRANSFER, null, topicOf(CAROL)] }, {}];
+    const ids = [];
+    for (const filter of filters) ids.push(await result(service, "eth_newFilter", [filter], KEY));
+    const before = await blockLogs();
+    const minted = [await chain.mint(BOB, 1n), await chain.mint(CAROL, 2n), await chain.mint(BOB, 3n)];
+    await chain.node("anvil_mine", ["0x2"]);
+    await followed(service, chain.node, KEY);
+    const logs = minted.flatMap((r) => r.logs);
+    const polled = await Promise.all(ids.map((id) => result(service, "eth_getFilterChanges", [id], KEY)));
+    expect(polled).toEqual([logs, minted[1].logs, logs]);
+    // Five blocks: each read and parsed once, and shared with the two other polls.
+    expect(await blockLogs()).toEqual({ read: before.read + 5, shared: before.shared + 10 });
+    // Polls one after another: the first reads the block, the others are given what it read.
+    const more = await chain.mint(CAROL, 4n);
+    await followed(service, chain.node, KEY);
+    for (const id of ids) expect(await result(service, "eth_getFilterChanges", [id], KEY)).toEqual(more.logs);
+    expect(await blockLogs()).toEqual({ read: before.read + 6, shared: before.shared + 12 });
+    for (const id of ids) expect(await result(service, "eth_uninstallFilter", [id], KEY)).toBe(true);
   }, 30_000);
 
   test("rate costs: eth_getFilterLogs as eth_getLogs over the filter's range, a poll and the others one token", async () => {
@@ -493,7 +585,7 @@ describe("expiry, open mode", () => {
     });
     const rows = await filterRows(service.databaseUrl);
     const url = service.url;
-    // Open mode: every caller is the empty key.
+    // Open mode: every call here comes from 127.0.0.1, which owns the filters.
     const polled = await result(url, "eth_newBlockFilter");
     const logsOnly = await result(url, "eth_newFilter", [{}]);
     const forgotten = await result(url, "eth_newBlockFilter");
@@ -512,6 +604,37 @@ describe("expiry, open mode", () => {
     expect((await call(url, "eth_getFilterLogs", [logsOnly])).error).toEqual(FILTER_NOT_FOUND);
     expect(await result(url, "eth_uninstallFilter", [polled])).toBe(false);
     expect(await rows()).toBe(0);
+    await service.stop();
+  }, 30_000);
+
+  test("open mode: each IP address has its own filters and its own RPC_FILTERS_PER_KEY; another's id is not found", async () => {
+    const { anvil } = await tokenChain();
+    const service = await startTestService({ upstreamUrls: [anvil.url], env: { RPC_FILTERS_PER_KEY: "2" } });
+    const url = `${service.url}/node/jsonrpc`;
+    const from = async (address: string, method: string, params: unknown[] = []) =>
+      (await postFrom(address, url, { jsonrpc: "2.0", id: 1, method, params })).json;
+    const a = [
+      (await from("127.0.0.2", "eth_newBlockFilter")).result,
+      (await from("127.0.0.2", "eth_newFilter", [{}])).result,
+    ];
+    expect(a).toEqual([expect.stringMatching(FILTER_ID), expect.stringMatching(FILTER_ID)]);
+    expect((await from("127.0.0.2", "eth_newBlockFilter")).error).toEqual({
+      code: -32005,
+      message:
+        "this IP address (open mode) holds 2 filters, the most it may (RPC_FILTERS_PER_KEY): uninstall some with eth_uninstallFilter, or let them expire",
+    });
+    // Another address is not bounded by the first one's filters, and does not see them.
+    const b = (await from("127.0.0.3", "eth_newBlockFilter")).result;
+    expect(b).toMatch(FILTER_ID);
+    expect((await from("127.0.0.3", "eth_getFilterChanges", [a[0]])).error).toEqual(FILTER_NOT_FOUND);
+    expect((await from("127.0.0.3", "eth_getFilterLogs", [a[1]])).error).toEqual(FILTER_NOT_FOUND);
+    expect((await from("127.0.0.3", "eth_uninstallFilter", [a[0]])).result).toBe(false);
+    expect((await from("127.0.0.2", "eth_getFilterChanges", [b])).error).toEqual(FILTER_NOT_FOUND);
+    // Each its own.
+    expect((await from("127.0.0.2", "eth_getFilterChanges", [a[0]])).result).toEqual([]);
+    expect((await from("127.0.0.2", "eth_getFilterLogs", [a[1]])).result).toBeArray();
+    expect((await from("127.0.0.2", "eth_uninstallFilter", [a[0]])).result).toBe(true);
+    expect((await from("127.0.0.3", "eth_uninstallFilter", [b])).result).toBe(true);
     await service.stop();
   }, 30_000);
 

@@ -294,4 +294,33 @@ describe("logs {address, topics, fromBlock, toBlock}", () => {
     expect((await socket.request("eth_unsubscribe", ["0x0"])).result).toBe(false);
     socket.close();
   });
+
+  test("at most 1,000 addresses and 1,000 alternatives a topic position, as geth: more is -32602 naming the bound", async () => {
+    const socket = await connectSocket(wsUrl(service));
+    const addresses = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    const topics = (n: number) =>
+      Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(64, "0")}`);
+    const refused = async (filter: unknown) =>
+      (await socket.request("eth_subscribe", ["logs", filter])).error;
+    expect(await refused({ address: addresses(1_001) })).toEqual({
+      code: -32602,
+      message: "invalid params: address should be a list of at most 1000 addresses, not 1001",
+    });
+    expect(await refused({ topics: [null, topics(1_001)] })).toEqual({
+      code: -32602,
+      message: "invalid params: topics[1] should be a list of at most 1000 alternatives, not 1001",
+    });
+    // At the bounds: taken, and matching as any filter does (subscribed once the service follows `first`).
+    const first = await mint(BOB, 5n);
+    const transfer = first.logs[0].topics[0];
+    await followedHead();
+    const wide = await subscribe(socket, [
+      "logs",
+      { address: [...addresses(999), token], topics: [[...topics(999), transfer]] },
+    ]);
+    const receipt = await mint(BOB, 6n);
+    expect(await socket.waitFor(wide, 1)).toEqual(receipt.logs);
+    socket.close();
+  });
 });

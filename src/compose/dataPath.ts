@@ -27,7 +27,7 @@ import { createSubscriptions, type Subscriptions } from "../realtime/subscriptio
 import type { UpstreamPool } from "../upstream/pool";
 import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
 import { chainAddresses } from "./chain";
-import { databaseEvents, indexerEvents, subscriptionEvents } from "./metricEvents";
+import { databaseEvents, indexerEvents, rpcFilterEvents, subscriptionEvents } from "./metricEvents";
 import type { StartContext } from "./startContext";
 
 export interface DataPath {
@@ -55,7 +55,7 @@ export interface DataPathParts {
 }
 
 function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
-  const { config, log, family, lifetime } = ctx;
+  const { config, log, family, metrics, lifetime } = ctx;
   const { pool, head, chain, database } = parts;
   const blocks = guarded(createBlockQueries(database.sql), "all");
   // The callers' reads of the index go to DATABASE_READ_URL when set (a replica).
@@ -70,7 +70,11 @@ function operationTable(ctx: StartContext, parts: DataPathParts, engine: Engine,
       guarded,
       defaultTokens: config.defaultTokens,
       upstreamSubscribe: (params, onItem) => pool.subscribe(params, onItem),
-      rpcFilters: { timeoutMs: config.rpcFilterTimeoutMs, maxPerKey: config.rpcFiltersPerKey },
+      rpcFilters: {
+        timeoutMs: config.rpcFilterTimeoutMs,
+        maxPerKey: config.rpcFiltersPerKey,
+        events: rpcFilterEvents(metrics),
+      },
       log,
     }) ?? NO_OPERATIONS;
   if (own.stop) lifetime.defer(own.stop);

@@ -7,6 +7,7 @@ import type { DatabaseEvents } from "../db/guardDatabase";
 import type { FleetEvents } from "../fleet/redis";
 import type { IndexerEvents } from "../indexer/indexer";
 import type { Metrics } from "../metrics";
+import type { RpcFilterEvents } from "../operations/familyOperations";
 import type { SubscriptionEvents } from "../realtime/subscriptions";
 import type { PoolOptions, UpstreamPool } from "../upstream/pool";
 
@@ -69,6 +70,10 @@ export function indexerEvents(metrics: Metrics, processed: () => void): IndexerE
     reorg: () => metrics.indexerReorgs.inc(),
     maintained: () => metrics.indexMaintenance.inc(),
   };
+}
+
+export function rpcFilterEvents(metrics: Metrics): RpcFilterEvents {
+  return { blockLogs: (source) => metrics.rpcFilterBlockLogs.inc({ source }) };
 }
 
 export function subscriptionEvents(metrics: Metrics): SubscriptionEvents {

@@ -1,11 +1,11 @@
 /**
  * The filters the service keeps for eth_newFilter, eth_newBlockFilter and eth_newPendingTransactionFilter
  * (sql/common/006_rpc_filters.sql), in the database so that every worker and every instance on it knows
- * them: who owns each (the SHA-256 of its key; empty in open mode), what it matches, where its deliveries
- * stand; the transaction hashes instances saw entering a node's pool; the logs of recent blocks delivered,
- * for a reorg's removed logs. A filter lives while it is polled: one not polled for `timeoutMs` is gone (a
- * read finds none, and a sweep deletes it). What a filter matches and how a poll moves on is the family's
- * (EVM: families/evm/rpcFilters.ts); this file only keeps it.
+ * them: who owns each (its `key_hash`: the SHA-256 of the caller's key, or in open mode of its address),
+ * what it matches, where its deliveries stand; the transaction hashes instances saw entering a node's pool;
+ * the logs of recent blocks delivered, for a reorg's removed logs. A filter lives while it is polled: one
+ * not polled for `timeoutMs` is gone (a read finds none, and a sweep deletes it). What a filter matches and
+ * how a poll moves on is the family's (EVM: families/evm/rpcFilters.ts); this file only keeps it.
  */
 import type { Sql } from "./database";
 
@@ -50,24 +50,24 @@ export interface PendingHash {
   hash: string;
 }
 
+/**
+ * `owner` is who holds a filter, as hex (db/apiKeys.ts hashKey: the SHA-256 of a key, or in open mode of the
+ * caller's address): one owner never sees another's filters.
+ */
 export interface RpcFilterStore {
-  /** Adds a filter, unless the key holds `max` live filters already: false then. Concurrent adds of a key queue. */
-  add(
-    keyHash: string | null,
-    filter: NewRpcFilter,
-    limits: { max: number; timeoutMs: number },
-  ): Promise<boolean>;
+  /** Adds a filter, unless the owner holds `max` live filters already: false then. Concurrent adds of one queue. */
+  add(owner: string, filter: NewRpcFilter, limits: { max: number; timeoutMs: number }): Promise<boolean>;
   /**
-   * The key's live filter, its poll time set to now (a poll keeps it alive); undefined when the key has no
-   * such live filter (unknown, another key's, uninstalled or expired: an expired one is deleted).
+   * The owner's live filter, its poll time set to now (a poll keeps it alive); undefined when the owner has no
+   * such live filter (unknown, another owner's, uninstalled or expired: an expired one is deleted).
    */
-  poll(keyHash: string | null, id: string, timeoutMs: number): Promise<StoredRpcFilter | undefined>;
+  poll(owner: string, id: string, timeoutMs: number): Promise<StoredRpcFilter | undefined>;
   /** A live filter's criteria, whoever owns it, without polling it (what a call will cost); undefined: none. */
   criteria(id: string, timeoutMs: number): Promise<Record<string, unknown> | null | undefined>;
   /** Moves the cursor, if no other poll moved it since `revision` was read: false then (or when it is gone). */
   advance(id: string, revision: string, cursor: RpcFilterCursor): Promise<boolean>;
-  /** Deletes the key's filter; true when it was alive. */
-  remove(keyHash: string | null, id: string, timeoutMs: number): Promise<boolean>;
+  /** Deletes the owner's filter; true when it was alive. */
+  remove(owner: string, id: string, timeoutMs: number): Promise<boolean>;
   /**
    * Deletes expired filters and pending hashes older than a filter's timeout (no live filter can still need
    * them), and the logs of blocks below `blockLogsBelow` (final: no reorg drops them); the filters deleted.
@@ -108,35 +108,34 @@ const deliveredOf = (cursor: RpcFilterCursor) => cursor.delivered.map((b) => [Nu
 const text = (n: bigint | null) => (n === null ? null : n.toString());
 
 export function createRpcFilterStore(sql: Sql): RpcFilterStore {
-  /** The key as stored: its SHA-256, or empty in open mode. */
-  const key = (keyHash: string | null) => sql`decode(${keyHash ?? ""}, 'hex')`;
+  const ownerBytes = (owner: string) => sql`decode(${owner}, 'hex')`;
   const idBytes = (id: string) => sql`decode(${id.slice(2)}, 'hex')`;
   const json = (value: unknown) => sql.json(value as never);
   const since = (timeoutMs: number) => sql`now() - ${timeoutMs}::double precision * interval '1 millisecond'`;
 
   return {
-    add(keyHash, filter, { max, timeoutMs }) {
+    add(owner, filter, { max, timeoutMs }) {
       const { cursor } = filter;
       return sql.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(${KEY_LOCK_CLASS}::int, hashtext(${keyHash ?? ""}))`;
+        await tx`select pg_advisory_xact_lock(${KEY_LOCK_CLASS}::int, hashtext(${owner}))`;
         const added = await tx`insert into rpc_filters
             (filter_id, key_hash, kind, criteria, last_block, delivered, last_seq)
-          select ${idBytes(filter.id)}, ${key(keyHash)}, ${filter.kind},
+          select ${idBytes(filter.id)}, ${ownerBytes(owner)}, ${filter.kind},
             ${filter.criteria === null ? null : json(filter.criteria)}::jsonb,
             ${text(cursor.lastBlock)}::bigint, ${json(deliveredOf(cursor))}::jsonb, ${text(cursor.lastSeq)}::bigint
           where (select count(*) from rpc_filters
-            where key_hash = ${key(keyHash)} and polled_at > ${since(timeoutMs)}) < ${max}`;
+            where key_hash = ${ownerBytes(owner)} and polled_at > ${since(timeoutMs)}) < ${max}`;
         return added.count === 1;
       }) as Promise<boolean>;
     },
 
-    async poll(keyHash, id, timeoutMs) {
+    async poll(owner, id, timeoutMs) {
       const [row] = await sql`
         with expired as (
           delete from rpc_filters where filter_id = ${idBytes(id)} and polled_at <= ${since(timeoutMs)}
         )
         update rpc_filters set polled_at = now()
-        where filter_id = ${idBytes(id)} and key_hash = ${key(keyHash)} and polled_at > ${since(timeoutMs)}
+        where filter_id = ${idBytes(id)} and key_hash = ${ownerBytes(owner)} and polled_at > ${since(timeoutMs)}
         returning kind, criteria, last_block::text, delivered, last_seq::text, revision::text`;
       if (!row) return undefined;
       return {
@@ -162,9 +161,9 @@ export function createRpcFilterStore(sql: Sql): RpcFilterStore {
       return moved.count === 1;
     },
 
-    async remove(keyHash, id, timeoutMs) {
+    async remove(owner, id, timeoutMs) {
       const [row] = await sql`delete from rpc_filters
-        where filter_id = ${idBytes(id)} and key_hash = ${key(keyHash)}
+        where filter_id = ${idBytes(id)} and key_hash = ${ownerBytes(owner)}
         returning polled_at > ${since(timeoutMs)} as alive`;
       return row?.alive === true;
     },

@@ -49,6 +49,8 @@ export interface Session {
 
 export interface RequestContext {
   caller: Caller;
+  /** Who the caller counts as (its Session's identity: its key, or its IP address in open mode). */
+  readonly identity: string;
   requestId: string;
 }
 
@@ -200,12 +202,20 @@ export function createGuard(options: {
     const rate = caller.rate;
     const charged = rate && limited(caller, cost, () => limiter.take(session.identity, cost, rate));
     // Buckets shared by the fleet answer later: the run waits for the charge.
-    if (charged instanceof Promise) return charged.then(() => finish(steps, input, caller, requestId));
-    return finish(steps, input, caller, requestId);
+    if (charged instanceof Promise) return charged.then(() => finish(steps, input, session, requestId));
+    return finish(steps, input, session, requestId);
   }
 
-  function finish<I, A>(steps: Steps<I, A>, input: I, caller: Caller, requestId: string): A | Promise<A> {
-    const run = steps.run(input, { caller, requestId });
+  function finish<I, A>(steps: Steps<I, A>, input: I, session: Session, requestId: string): A | Promise<A> {
+    // The identity is read only by a run that asks for it: a caller without a key's address is looked up then.
+    const context: RequestContext = {
+      caller: session.caller,
+      requestId,
+      get identity() {
+        return session.identity;
+      },
+    };
+    const run = steps.run(input, context);
     if (run instanceof Promise) {
       return run.then((answer) => {
         steps.done?.(undefined);

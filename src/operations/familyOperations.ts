@@ -13,6 +13,12 @@ import type { Operation } from "./operation";
 /** Wraps a store whose calls requests make in the database guard (db/guardDatabase.ts; `retry`: calls safe to repeat). */
 export type Guarded = <T extends object>(api: T, retry: readonly (keyof T)[] | "all") => T;
 
+/** What the polls of the filters the service keeps tell (compose/metricEvents.ts makes series of it). */
+export interface RpcFilterEvents {
+  /** A log filter's poll had a block's logs: its receipts read and parsed for it, or shared from another's. */
+  blockLogs(source: "read" | "shared"): void;
+}
+
 export interface FamilyOperationDeps {
   engine: Engine;
   head: ChainFollower;
@@ -24,8 +30,11 @@ export interface FamilyOperationDeps {
   defaultTokens: string[] | undefined;
   /** A pass-through subscription on an upstream's WebSocket (the pool's); undefined when none is live. */
   upstreamSubscribe(params: unknown[], onItem: (result: string) => void): SocketSubscription | undefined;
-  /** The filters the service keeps (eth_newFilter & co.): RPC_FILTER_TIMEOUT_MS, RPC_FILTERS_PER_KEY. */
-  rpcFilters: { timeoutMs: number; maxPerKey: number };
+  /**
+   * The filters the service keeps (eth_newFilter & co.): RPC_FILTER_TIMEOUT_MS, RPC_FILTERS_PER_KEY, and
+   * what their polls tell.
+   */
+  rpcFilters: { timeoutMs: number; maxPerKey: number; events?: RpcFilterEvents };
   log: Logger;
 }
 

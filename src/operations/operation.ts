@@ -56,11 +56,13 @@ export type OperationResult = EngineResult;
 
 /**
  * Who runs a call, where the answer depends on it: the filters the service keeps (eth_newFilter & co.)
- * belong to the caller's key. JSON-RPC calls (HTTP and WebSocket) carry it; an operation that needs it
- * offers no REST route.
+ * belong to the caller's key, or in open mode to its address. JSON-RPC calls (HTTP and WebSocket) carry it;
+ * an operation that needs it offers no REST route.
  */
 export interface RunContext {
   caller: Caller;
+  /** Who the caller counts as for what it may hold: its key's SHA-256, or `ip:<address>` in open mode. */
+  readonly identity: string;
 }
 
 export interface OperationSpec {

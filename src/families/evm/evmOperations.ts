@@ -40,8 +40,7 @@ export function evmOperations(deps: FamilyOperationDeps): FamilyOperations {
     head,
     upstreamSubscribe: deps.upstreamSubscribe,
     log: deps.log,
-    timeoutMs: deps.rpcFilters.timeoutMs,
-    maxPerKey: deps.rpcFilters.maxPerKey,
+    ...deps.rpcFilters,
   });
   return {
     node: [...createNodeOperations({ engine, head }), ...filters.operations],

@@ -15,6 +15,7 @@ import type {
 } from "../../realtime/subscriptionKind";
 import { evmAddresses } from "./addresses";
 import { quantity } from "./blockRef";
+import { MAX_LOG_ADDRESSES, MAX_TOPIC_ALTERNATIVES } from "./schemas";
 
 /** Blocks whose logs are kept, to be sent again as removed should a reorg drop them. */
 const LOG_BLOCKS_KEPT = 256;
@@ -103,6 +104,11 @@ function logFilterOf(value: unknown, head: ChainFollower): LogFilter {
     ...boundsOf({ fromBlock, toBlock }, head.headBlock()?.number ?? head.latest()),
   };
   if (address !== undefined && address !== null) {
+    if (Array.isArray(address) && address.length > MAX_LOG_ADDRESSES) {
+      throw new InvalidParamsError(
+        `invalid params: address should be a list of at most ${MAX_LOG_ADDRESSES} addresses, not ${address.length}`,
+      );
+    }
     const list = (Array.isArray(address) ? address : [address]).map((a) =>
       typeof a === "string" ? evmAddresses.canonical(a) : undefined,
     );
@@ -115,9 +121,14 @@ function logFilterOf(value: unknown, head: ChainFollower): LogFilter {
     if (!Array.isArray(topics) || topics.length > MAX_TOPICS) {
       throw new InvalidParamsError("invalid params: topics should be a list of at most 4 positions");
     }
-    filter.topics = topics.map((t) => {
+    filter.topics = topics.map((t, position) => {
       if (t === null) return null;
       const alternatives = Array.isArray(t) ? t : [t];
+      if (alternatives.length > MAX_TOPIC_ALTERNATIVES) {
+        throw new InvalidParamsError(
+          `invalid params: topics[${position}] should be a list of at most ${MAX_TOPIC_ALTERNATIVES} alternatives, not ${alternatives.length}`,
+        );
+      }
       if (alternatives.some((x) => x !== null && (typeof x !== "string" || !HEX_32.test(x)))) {
         throw new InvalidParamsError(
           "invalid params: a topic should be a 32-byte hash, null, or a list of them",

@@ -7,10 +7,11 @@
  *   one at its height was dropped, and every delivered block above it: a log filter gives their matching
  *   logs again with `"removed": true` (lowest block first), then both kinds go on from the fork.
  * - New blocks are the canonical ones after the cursor up to the head (and a log filter's toBlock), at most
- *   FILTER_POLL_BLOCKS of them: a filter left behind catches up over several polls. A log filter reads each
- *   block's receipts through the engine by number (cached, shared with the indexer and the logs
- *   subscription), and stops before a block the node has not got or whose receipts name another block (the
- *   chain moved meanwhile: the next poll sees how).
+ *   BLOCK_POLL_BLOCKS of them for a block filter and LOG_POLL_BLOCKS for a log filter: a filter left behind
+ *   catches up over several polls, each one token. A log filter reads each block's receipts through the
+ *   engine by number (cached, shared with the indexer and the logs subscription), parsed once for every
+ *   filter polling that block (blockLogCache.ts), and stops before a block the node has not got or whose
+ *   receipts name another block (the chain moved meanwhile: the next poll sees how).
  * - The logs of each unfinalized block read are kept in the database (db/rpcFilterStore.ts) until final, so
  *   that the poll after a reorg, on whichever instance, has the dropped blocks' logs: a node may forget a block
  *   a reorg dropped (anvil does). Where none are kept, they are asked of the node by block hash.
@@ -20,20 +21,37 @@ import type { DeliveredBlock, RpcFilterCursor, RpcFilterStore } from "../../db/r
 import type { ChainFollower } from "../../engine/chainFollower";
 import { callText, type Engine } from "../../engine/engineApi";
 import type { Logger } from "../../log";
+import type { RpcFilterEvents } from "../../operations/familyOperations";
+import { type BlockLogs, createBlockLogCache, sharedLogs } from "./blockLogCache";
 import { quantity } from "./blockRef";
 import type { BlockBounds, LogMatch, NodeLog } from "./rpcFilterCriteria";
 
 /**
- * The most new blocks one poll covers: one rate-limit token's worth of eth_getLogs range (methods.ts), so a
- * poll costs one token, and a filter polled after a long pause catches up over several polls.
+ * The most new blocks one poll of a block filter covers: their hashes, from the chain follower's window (1,024
+ * blocks) or, below it, their headers; one rate-limit token's worth of eth_getLogs range (methods.ts).
  */
-const FILTER_POLL_BLOCKS = 1_000n;
+const BLOCK_POLL_BLOCKS = 1_000n;
+/**
+ * The most new blocks one poll of a log filter covers: it reads every one's receipts (on mainnet a few
+ * hundred KB to a few MB each), so a poll, one token, reads at most this many. A poll costs the same whatever
+ * it covers, and the range is the service's to bound, not the caller's: a cost by the blocks covered could
+ * exceed a key's burst, and the filter could then never be polled again. This many blocks is what a fast
+ * chain makes between two polls of a client (Arbitrum's 4 a second: 25 s), so a filter polled as clients do
+ * keeps up.
+ */
+const LOG_POLL_BLOCKS = 100n;
 /** The most recent delivered blocks a filter remembers to see a reorg by (those above the final block). */
 const FILTER_REORG_BLOCKS = 256;
 /** Blocks whose receipts (or headers) one poll asks for at once. */
 const READ_WINDOW = 32;
 /** Block hashes whose logs this instance has kept already (the database skips them too, but they are sent). */
 const KEPT_HASHES = 1_024;
+/**
+ * The parsed logs of the blocks polls read lately, shared by the filters polling them: a few polls' worth of
+ * blocks, and on mainnet (a few hundred KB of logs a block) about a hundred blocks by bytes.
+ */
+const SHARED_BLOCKS = 256;
+const SHARED_BYTES = 32 * 1024 * 1024;
 
 export interface FilterChanges {
   /** Each result as JSON text, in order. */
@@ -48,18 +66,13 @@ export interface ChangeSource {
   engine: Engine;
   store: Pick<RpcFilterStore, "keepBlockLogs" | "blockLogs">;
   log: Logger;
+  events?: RpcFilterEvents;
 }
 
 /** A canonical block of the poll: its hash as the follower names it (undefined: below its window, final). */
 interface Covered {
   number: bigint;
   hash: string | undefined;
-}
-
-interface ReadBlock {
-  number: bigint;
-  hash: string | undefined;
-  logs: NodeLog[];
 }
 
 export interface ChangeReader {
@@ -72,6 +85,11 @@ export interface ChangeReader {
 export function createChangeReader(source: ChangeSource): ChangeReader {
   const { head, engine, store, log } = source;
   const kept = new Set<string>();
+  const shared = createBlockLogCache({
+    maxBlocks: SHARED_BLOCKS,
+    maxBytes: SHARED_BYTES,
+    onRead: (from) => source.events?.blockLogs(from),
+  });
 
   /** The index of the lowest delivered block the canonical chain no longer has; -1 when none. */
   function forkIndex(delivered: DeliveredBlock[]): number {
@@ -81,12 +99,12 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     });
   }
 
-  /** The new blocks of a poll: after `last` (and from `bounds.from`), up to the head, `bounds.to`, the bound. */
-  function span(last: bigint, bounds: BlockBounds): Covered[] {
+  /** The new blocks of a poll: after `last` (and from `bounds.from`), up to the head, `bounds.to`, `most`. */
+  function span(last: bigint, bounds: BlockBounds, most: bigint): Covered[] {
     const top = head.headBlock()?.number;
     if (top === undefined) return [];
     const from = bounds.from !== undefined && bounds.from > last + 1n ? bounds.from : last + 1n;
-    let to = from + FILTER_POLL_BLOCKS - 1n;
+    let to = from + most - 1n;
     if (to > top) to = top;
     if (bounds.to !== undefined && to > bounds.to) to = bounds.to;
     const out: Covered[] = [];
@@ -114,8 +132,16 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     return out;
   }
 
-  /** A canonical block's logs from its receipts by number; undefined when the node has it not, or another. */
-  async function blockLogs(block: Covered): Promise<ReadBlock | undefined> {
+  /**
+   * A canonical block's logs, shared by the polls reading it (by its hash; a final block below the
+   * follower's window by its number); undefined when the node has it not, or another.
+   */
+  function blockLogs(block: Covered): Promise<BlockLogs | undefined> {
+    return shared.get(block.hash ?? `#${block.number}`, () => readBlockLogs(block));
+  }
+
+  /** A block's logs from its receipts by number. */
+  async function readBlockLogs(block: Covered): Promise<BlockLogs | undefined> {
     const text = await callText(engine, "eth_getBlockReceipts", [quantity(block.number)]);
     if (text === "null") return undefined;
     const receipts = JSON.parse(text) as { blockHash?: string; logs?: NodeLog[] }[];
@@ -125,16 +151,16 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
       if (hash !== undefined && named !== hash) return undefined;
       hash = named;
     }
-    return { number: block.number, hash, logs: receipts.flatMap((r) => r.logs ?? []) };
+    return { number: block.number, hash, logs: sharedLogs(receipts) };
   }
 
   /** Keeps an unfinalized block's logs for a reorg's removed logs; a failure only costs those. */
-  async function keep(block: ReadBlock): Promise<void> {
+  async function keep(block: BlockLogs): Promise<void> {
     const final = head.finalized();
     if (block.hash === undefined || kept.has(block.hash) || (final !== undefined && block.number <= final))
       return;
     try {
-      await store.keepBlockLogs(block.hash, block.number, JSON.stringify(block.logs));
+      await store.keepBlockLogs(block.hash, block.number, `[${block.logs.map((l) => l.text).join(",")}]`);
       kept.add(block.hash);
       if (kept.size > KEPT_HASHES) kept.delete(kept.values().next().value!);
     } catch (error) {
@@ -175,7 +201,7 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
         last = delivered[fork]!.number - 1n;
         delivered = delivered.slice(0, fork);
       }
-      const added = await inWindows(span(last, {}), hashOf);
+      const added = await inWindows(span(last, {}, BLOCK_POLL_BLOCKS), hashOf);
       if (fork < 0 && added.length === 0) return { results: [], cursor, moved: false };
       if (added.length > 0) last = added[added.length - 1]!.number;
       return {
@@ -199,12 +225,12 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
         last = delivered[fork]!.number - 1n;
         delivered = delivered.slice(0, fork);
       }
-      const read = await inWindows(span(last, bounds), blockLogs);
+      const read = await inWindows(span(last, bounds, LOG_POLL_BLOCKS), blockLogs);
       if (fork < 0 && read.length === 0) return { results, cursor, moved: false };
       const named: DeliveredBlock[] = [];
       for (const block of read) {
         await keep(block);
-        for (const l of block.logs) if (match(l)) results.push(JSON.stringify(l));
+        for (const l of block.logs) if (match(l)) results.push(l.text);
         if (block.hash !== undefined) named.push({ number: block.number, hash: block.hash });
       }
       if (read.length > 0) last = read[read.length - 1]!.number;

@@ -5,14 +5,15 @@
  * the upstreams are a pool that may answer each poll from another).
  *
  * A filter is a row of the database (db/rpcFilterStore.ts), so its id works on every worker and every
- * instance on that database: its owner (the caller's key), what it matches, and its cursor. A poll reads the
- * row, works out what changed after the cursor (rpcFilterChanges.ts: new canonical blocks from the followed
- * head, their logs from the cached receipts, a reorg's removed logs; rpcPendingFeed.ts: pending hashes), and
- * moves the cursor only if no other poll moved it meanwhile (else it looks again): two polls at once never
- * deliver the same change twice. A filter not polled for RPC_FILTER_TIMEOUT_MS is gone; a key holds at most
- * RPC_FILTERS_PER_KEY live filters.
+ * instance on that database: its owner (the caller's key; in open mode, the caller's IP address), what it
+ * matches, and its cursor. A poll reads the row, works out what changed after the cursor (rpcFilterChanges.ts:
+ * new canonical blocks from the followed head, their logs from the cached receipts, a reorg's removed logs;
+ * rpcPendingFeed.ts: pending hashes), and moves the cursor only if no other poll moved it meanwhile (else it
+ * looks again): two polls at once never deliver the same change twice. A filter not polled for
+ * RPC_FILTER_TIMEOUT_MS is gone; an owner holds at most RPC_FILTERS_PER_KEY live filters.
  */
 
+import { hashKey } from "../../db/apiKeys";
 import type {
   RpcFilterCursor,
   RpcFilterKind,
@@ -29,6 +30,7 @@ import {
   UpstreamUnavailableError,
 } from "../../errors";
 import type { Logger } from "../../log";
+import type { RpcFilterEvents } from "../../operations/familyOperations";
 import {
   defineOperation,
   type Operation,
@@ -69,9 +71,10 @@ export function createRpcFilters(options: {
   timeoutMs: number;
   /** RPC_FILTERS_PER_KEY. */
   maxPerKey: number;
+  events?: RpcFilterEvents;
 }): RpcFilters {
   const { store, engine, head, log, timeoutMs, maxPerKey } = options;
-  const reader = createChangeReader({ head, engine, store, log });
+  const reader = createChangeReader({ head, engine, store, log, events: options.events });
   const feed = createPendingFeed({ upstreamSubscribe: options.upstreamSubscribe, store, log });
   /** Pending filters made or polled here: a sweep that saw none alive leaves the feed only if this stayed. */
   let pendingUses = 0;
@@ -83,10 +86,15 @@ export function createRpcFilters(options: {
     return feed.join();
   }
 
-  /** The key a call's filters belong to (null in open mode); every JSON-RPC call carries its caller. */
-  function ownerOf(context: RunContext | undefined): string | null {
+  /**
+   * Who a call's filters belong to, as stored: its key's SHA-256, or in open mode (no key: every caller is
+   * anonymous) the SHA-256 of its identity, `ip:<address>`, so that each address has its own filters and its
+   * own RPC_FILTERS_PER_KEY, as it has its own rate limit. The NUL before it is in no key (an environment
+   * variable cannot hold one), so no key's hash is an address's. Every JSON-RPC call carries its caller.
+   */
+  function ownerOf(context: RunContext | undefined): string {
     if (!context) throw new InternalError(new Error("a kept filter's method was run without its caller"));
-    return context.caller.keyHash;
+    return context.caller.keyHash ?? hashKey(`\u0000${context.identity}`);
   }
 
   /** The id param, when it has the form of the ids the service makes (any other is no filter of ours). */
@@ -104,8 +112,9 @@ export function createRpcFilters(options: {
     const id = `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(ID_BYTES))).toString("hex")}`;
     const filter = { id, kind, criteria: criteria as Record<string, unknown> | null, cursor };
     if (!(await store.add(ownerOf(context), filter, { max: maxPerKey, timeoutMs }))) {
+      const holder = context!.caller.keyHash === null ? "this IP address (open mode)" : "this key";
       throw new QuotaExceededError(
-        `this key holds ${maxPerKey} filters, the most it may (RPC_FILTERS_PER_KEY): uninstall some with eth_uninstallFilter, or let them expire`,
+        `${holder} holds ${maxPerKey} filters, the most it may (RPC_FILTERS_PER_KEY): uninstall some with eth_uninstallFilter, or let them expire`,
       );
     }
     return { raw: JSON.stringify(id) };

@@ -141,14 +141,26 @@ export const SimulatePayload = T.Object(
   },
 );
 
-export const TopicFilter = T.Union([Hash32, T.Null(), T.Array(T.Union([Hash32, T.Null()]))], {
-  description: "a 32-byte topic, null, or a list of alternatives",
+/**
+ * The most addresses a log filter names, and the most alternatives at one of its topic positions: geth's
+ * bounds (maxAddresses, maxSubTopics) and Erigon's (--rpc.logs.querylimit), so a filter the nodes take is
+ * taken, and a kept filter's criteria (eth_newFilter) are bounded in bytes.
+ */
+export const MAX_LOG_ADDRESSES = 1_000;
+export const MAX_TOPIC_ALTERNATIVES = 1_000;
+export const TopicFilter = T.Union(
+  [Hash32, T.Null(), T.Array(T.Union([Hash32, T.Null()]), { maxItems: MAX_TOPIC_ALTERNATIVES })],
+  { description: `a 32-byte topic, null, or a list of at most ${MAX_TOPIC_ALTERNATIVES} alternatives` },
+);
+/** One address or a list of them, at most MAX_LOG_ADDRESSES. */
+const LogAddresses = T.Union([Address, T.Array(Address, { maxItems: MAX_LOG_ADDRESSES })], {
+  description: `a 20-byte address or a list of at most ${MAX_LOG_ADDRESSES} of them`,
 });
 export const LogFilter = T.Object(
   {
     fromBlock: T.Optional(BlockRef),
     toBlock: T.Optional(BlockRef),
-    address: T.Optional(T.Union([Address, T.Array(Address)])),
+    address: T.Optional(LogAddresses),
     topics: T.Optional(T.Array(TopicFilter, { maxItems: 4 })),
     blockHash: T.Optional(Hash32),
   },
@@ -298,7 +310,7 @@ export const NodeBodies = {
     {
       fromBlock: T.Optional(OptionalBlockRef),
       toBlock: T.Optional(OptionalBlockRef),
-      address: T.Optional(T.Union([T.Array(Address), T.Null()])),
+      address: T.Optional(T.Union([T.Array(Address, { maxItems: MAX_LOG_ADDRESSES }), T.Null()])),
       topics: T.Optional(T.Union([T.Array(T.Union([Hash32, T.Null()]), { maxItems: 4 }), T.Null()])),
       blockHash: T.Optional(T.Union([Hash32, T.Null()])),
     },
