@@ -15,6 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { EsploraExplorer } from "@bitcoinerlab/explorer";
 import mempoolJS from "@mempool/mempool.js";
 import { startTestService, type TestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
@@ -289,11 +290,14 @@ const statsJson = (s: {
   tx_count: s.txCount,
 });
 
-/** An address's scripthash: SHA-256 of its script (the node's), byte-reversed. */
-async function scripthashOf(address: string) {
+/** An address's script (the node's word), and its SHA-256: Esplora's scripthash (Electrum's is reversed). */
+async function scriptDigestOf(address: string) {
   const { scriptPubKey } = await node("validateaddress", [address]);
-  return createHash("sha256").update(Buffer.from(scriptPubKey, "hex")).digest().reverse().toString("hex");
+  return createHash("sha256").update(Buffer.from(scriptPubKey, "hex")).digest();
 }
+const scripthashOf = async (address: string) => (await scriptDigestOf(address)).toString("hex");
+const electrumScripthashOf = async (address: string) =>
+  (await scriptDigestOf(address)).reverse().toString("hex");
 
 async function caughtUp() {
   const [height, hash] = [await node<number>("getblockcount"), await node<string>("getbestblockhash")];
@@ -520,6 +524,37 @@ describe("addresses and scripthashes", () => {
     });
     expect(await json(`/address/${unused}/utxo`)).toEqual([]);
     expect(await json(`/address/${unused}/txs`)).toEqual([]);
+  });
+
+  test("a real client by scripthash: @bitcoinerlab/explorer's figures and history agree with the node", async () => {
+    // It takes Electrum's scripthash and reverses it for Esplora, as Blockstream's servers expect.
+    const explorer = new EsploraExplorer({ url: `${service.url}/esplora/key/${KEY}` });
+    await explorer.connect();
+    const tip = await node<number>("getblockcount");
+    // Its threshold: a transaction is irreversible three blocks deep.
+    const IRREVERSIBLE = 3;
+    const { miner, bech32, legacy, p2sh } = chain.addresses;
+    for (const address of [bech32, legacy, p2sh, miner]) {
+      const scriptHash = await electrumScripthashOf(address);
+      const { chain: confirmed, mempool } = truth.addressStats(address);
+      expect(await explorer.fetchScriptHash(scriptHash)).toEqual({
+        balance: Number(confirmed.fundedSum - confirmed.spentSum),
+        txCount: confirmed.txCount,
+        unconfirmedBalance: Number(mempool.fundedSum - mempool.spentSum),
+        unconfirmedTxCount: mempool.txCount,
+      });
+      // Oldest first: the confirmed history (every page), then the mempool's, each at its height (0: none).
+      const history = [...(await mempoolOf(address)), ...chainHistoryOf(address)].reverse();
+      expect(await explorer.fetchTxHistory({ scriptHash })).toEqual(
+        history.map((t) => ({
+          txId: t.txid,
+          blockHeight: t.height ?? 0,
+          irreversible: t.height !== null && tip - t.height + 1 >= IRREVERSIBLE,
+        })),
+      );
+    }
+    expect(chainHistoryOf(miner).length).toBeGreaterThan(2 * PAGE);
+    explorer.close();
   });
 });
 

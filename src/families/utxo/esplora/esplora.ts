@@ -32,7 +32,6 @@ import {
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
-import { scriptDigest } from "./script";
 
 /** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such block, no such transaction (in the block named). */
 const NOT_FOUND = -5;
@@ -323,7 +322,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
   /** The address the index keeps the script's history under; undefined where none is known. */
   async function historyAddress(script: ScriptRef): Promise<string | undefined> {
     if ("address" in script) return script.address;
-    const indexed = await queries.addressOfScript(scriptDigest(script.scripthash));
+    const indexed = await queries.addressOfScript(Buffer.from(script.scripthash, "hex"));
     if (indexed !== undefined) return indexed;
     return (await mempool.snapshot()).addressOfScripthash(script.scripthash);
   }
