@@ -628,6 +628,23 @@ describe("keys, costs and refusals", () => {
     });
   });
 
+  test("an unknown path under the key's base URL answers 404 without writing the key back", async () => {
+    const bare = { headers: {} };
+    for (const [path, shown] of [
+      [`/key/${KEY}/nothing/here`, "/esplora/nothing/here"],
+      [`/key/${KEY}/`, "/esplora/"],
+      [`/key/${KEY}`, "/esplora"],
+    ]) {
+      const a = await get(path!, bare);
+      expect({ path, status: a.status, type: a.type, text: a.text }).toEqual({
+        path,
+        status: 404,
+        type: "text/plain",
+        text: `endpoint does not exist "${shown}"`,
+      });
+    }
+  });
+
   test("bad input is Esplora's 400 or 404, plain text, never a 500", async () => {
     const zeros = "0".repeat(64);
     const cases: [string, number, string][] = [

@@ -497,13 +497,23 @@ function esploraRouteTable(options: {
   ];
 }
 
+/**
+ * A path as an answer may show it: a key riding in it (`/esplora/key/<KEY>/...`) is never written back, the
+ * path shown as the one under the API's base URL without it.
+ */
+function shownPath(pathname: string): string {
+  if (!pathname.startsWith(PATH_KEY_PREFIX)) return pathname;
+  const rest = pathname.indexOf("/", PATH_KEY_PREFIX.length);
+  return rest < 0 ? ESPLORA_PREFIX : `${ESPLORA_PREFIX}${pathname.slice(rest)}`;
+}
+
 /** What a path Esplora has no endpoint for answers (electrs: 404 `endpoint does not exist "<path>"`). */
 function unknownEndpoint(guard: Guard): Handler {
   return guard.route<string>({
     name: `${ESPLORA_PREFIX}/*`,
     transport: ESPLORA,
     body: false,
-    accept: (_body, _text, request) => ({ input: new URL(request!.url).pathname, cost: COST.tip }),
+    accept: (_body, _text, request) => ({ input: shownPath(new URL(request!.url).pathname), cost: COST.tip }),
     run(pathname) {
       throw new NotFoundError(`endpoint does not exist ${JSON.stringify(pathname)}`);
     },
