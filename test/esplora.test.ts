@@ -332,6 +332,26 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** A block as Esplora must answer it (BlockValue), from the node's. */
+async function expectedBlock(height: number) {
+  const b = await node("getblock", [await node<string>("getblockhash", [height]), 1]);
+  return {
+    id: b.hash,
+    height,
+    version: b.version,
+    timestamp: b.time,
+    tx_count: b.nTx,
+    size: b.size,
+    weight: b.weight,
+    merkle_root: b.merkleroot,
+    previousblockhash: b.previousblockhash ?? null,
+    mediantime: b.mediantime,
+    nonce: b.nonce,
+    bits: Number.parseInt(b.bits, 16),
+    difficulty: b.difficulty,
+  };
+}
+
 describe("blocks", () => {
   test("the tip, each block by height and by hash, its header, status, txids and bytes", async () => {
     expect(await text("/blocks/tip/height")).toBe(String(truth.tip));
@@ -339,21 +359,7 @@ describe("blocks", () => {
     for (const block of truth.blocks) {
       expect(await text(`/block-height/${block.height}`)).toBe(block.hash);
       const b = await node("getblock", [block.hash, 1]);
-      expect(await json(`/block/${block.hash}`)).toEqual({
-        id: block.hash,
-        height: block.height,
-        version: b.version,
-        timestamp: b.time,
-        tx_count: b.nTx,
-        size: b.size,
-        weight: b.weight,
-        merkle_root: b.merkleroot,
-        previousblockhash: b.previousblockhash ?? null,
-        mediantime: b.mediantime,
-        nonce: b.nonce,
-        bits: Number.parseInt(b.bits, 16),
-        difficulty: b.difficulty,
-      });
+      expect(await json(`/block/${block.hash}`)).toEqual(await expectedBlock(block.height));
       expect(await text(`/block/${block.hash}/header`)).toBe(
         await node("getblockheader", [block.hash, false]),
       );
@@ -370,6 +376,36 @@ describe("blocks", () => {
         type: "application/octet-stream",
       });
       expect(Buffer.from(raw.bytes).toString("hex")).toBe(await node("getblock", [block.hash, 0]));
+    }
+  });
+
+  test("the 10 newest blocks from the tip or from a height, newest first, as /block/:hash answers each", async () => {
+    /** From `height` down to block 0, ten at most. */
+    const blocksFrom = async (height: number) => {
+      const out = [];
+      for (let h = height; h >= Math.max(0, height - 9); h--) out.push(await expectedBlock(h));
+      return out;
+    };
+    const fromTip = await blocksFrom(truth.tip);
+    expect(fromTip.length).toBe(10);
+    expect(await json("/blocks")).toEqual(fromTip);
+    expect(await json(`/blocks/${truth.tip}`)).toEqual(fromTip);
+    expect(await json("/blocks/20")).toEqual(await blocksFrom(20));
+    // Down to block 0, whose previousblockhash is null; a height as Rust reads one (a `+`, leading zeros).
+    const fromThree = await blocksFrom(3);
+    expect(fromThree.map((b) => b.height)).toEqual([3, 2, 1, 0]);
+    for (const height of ["3", "+3", "003"]) expect(await json(`/blocks/${height}`)).toEqual(fromThree);
+    // A height electrs cannot parse (not a usize) is none given: from the tip.
+    for (const height of ["tip", "abc", "-1", "3.0", "99999999999999999999999"]) {
+      expect(await json(`/blocks/${height}`)).toEqual(fromTip);
+    }
+    // Past the tip: electrs' 404.
+    for (const height of [String(truth.tip + 1), "18446744073709551615"]) {
+      expect(await get(`/blocks/${height}`)).toMatchObject({
+        status: 404,
+        type: "text/plain",
+        text: "Block not found",
+      });
     }
   });
 
@@ -786,7 +822,7 @@ describe("the API docs", () => {
   test("list every Esplora route with its cost on a Bitcoin-family instance", async () => {
     const doc: any = await (await fetch(`${service.url}/swagger/json`)).json();
     const esplora = Object.keys(doc.paths).filter((p) => p.startsWith("/esplora/"));
-    expect(esplora.length).toBe(34);
+    expect(esplora.length).toBe(36);
     expect(doc.paths["/esplora/tx/{txid}/outspend/{vout}"].get.parameters.map((p: any) => p.name)).toEqual([
       "txid",
       "vout",

@@ -30,6 +30,11 @@ export interface EsploraSource {
   tip(): Promise<EsploraTip | undefined>;
   /** The hash of the main chain's block at `height`, up to the tip. */
   blockHash(height: bigint): Promise<string | undefined>;
+  /**
+   * Up to `count` blocks of the main chain from `start` (the tip when undefined) down, newest first, each as
+   * `block` gives it; undefined when `start` is past the tip.
+   */
+  blocks(start: bigint | undefined, count: number): Promise<string[] | undefined>;
   block(hash: string): Promise<string | undefined>;
   /** The block's 80-byte header, in hex. */
   blockHeader(hash: string): Promise<string | undefined>;

@@ -22,9 +22,10 @@ import type { Guard, Handler } from "../guard";
 const ESPLORA_PREFIX = "/esplora";
 const KEYED_PREFIX = `${PATH_KEY_PREFIX}:key`;
 
-/** Esplora's pages (electrs: CHAIN_TXS_PER_PAGE, MAX_MEMPOOL_TXS). */
+/** Esplora's pages (electrs: CHAIN_TXS_PER_PAGE, MAX_MEMPOOL_TXS, BLOCK_LIMIT). */
 const CHAIN_TXS_PER_PAGE = 25;
 const MAX_MEMPOOL_TXS = 50;
+const BLOCK_LIMIT = 10;
 
 /**
  * Rate-limit tokens per route, by the work it asks: 1 for what one cached node answer or one indexed row
@@ -32,11 +33,13 @@ const MAX_MEMPOOL_TXS = 50;
  * rows) or a block's list of txids; 5 for what reads many rows or a large answer (an address's figures,
  * its unspent outputs up to UTXO_MAX, a raw block, the whole mempool, the fee estimates' 28 targets); 10
  * for a page of transactions (25 of a block or an address's history, 50 of the mempool, each with its
- * prevouts); 15 for an address's first page (50 from the mempool and 25 confirmed).
+ * prevouts) or of blocks (BLOCK_LIMIT, one a block as for one); 15 for an address's first page (50 from
+ * the mempool and 25 confirmed).
  */
 const COST = {
   tip: 1,
   block: 1,
+  blocks: BLOCK_LIMIT,
   blockTxids: 2,
   blockRaw: 5,
   blockPage: 10,
@@ -52,7 +55,10 @@ const COST = {
 } as const;
 
 const HASH = /^[0-9a-fA-F]{64}$/;
-const DIGITS = /^[0-9]{1,20}$/;
+/** An unsigned integer as Rust's `parse` reads one (electrs' paths): an optional `+`, then digits. */
+const UNSIGNED = /^\+?0*([0-9]+)$/;
+/** Digits of U64_MAX: more (leading zeros aside) overflow any integer electrs reads. */
+const U64_DIGITS = 20;
 const HEX = /^[0-9a-fA-F]*$/;
 const U32_MAX = 0xffff_ffffn;
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -94,12 +100,19 @@ function hash(value: string | undefined): string {
   return value.toLowerCase();
 }
 
+/** An unsigned integer of at most `max` as electrs parses one; undefined where its parse fails. */
+function parsed(value: string | undefined, max: bigint): bigint | undefined {
+  const digits = value === undefined ? undefined : UNSIGNED.exec(value)?.[1];
+  if (digits === undefined || digits.length > U64_DIGITS) return undefined;
+  const number = BigInt(digits);
+  return number <= max ? number : undefined;
+}
+
 /** An unsigned integer of at most `max`, else 400 "Invalid number". */
 function unsigned(value: string | undefined, max: bigint): bigint {
-  if (value === undefined || !DIGITS.test(value) || BigInt(value) > max) {
-    throw new BadRequestError("Invalid number");
-  }
-  return BigInt(value);
+  const number = parsed(value, max);
+  if (number === undefined) throw new BadRequestError("Invalid number");
+  return number;
 }
 
 const blockNotFound = () => new NotFoundError("Block not found");
@@ -134,11 +147,27 @@ function blockRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
     }
     return jsonList(await source.blockTransactions(h, txids.slice(start, start + CHAIN_TXS_PER_PAGE)));
   };
-  // electrs reads a start it cannot parse as 0.
-  const startOf = (value: string | undefined) =>
-    value !== undefined && DIGITS.test(value) ? Math.min(Number(value), Number.MAX_SAFE_INTEGER) : 0;
+  // electrs reads a start it cannot parse (as a u32) as 0.
+  const startOf = (value: string | undefined) => Number(parsed(value, U32_MAX) ?? 0n);
+  // electrs reads a start height it cannot parse (as a usize) as none given: from the tip.
+  const blocks = async (start: bigint | undefined) =>
+    jsonList(found(await source.blocks(start, BLOCK_LIMIT), blockNotFound));
   const byHash = (p: Params) => hash(p.hash);
   return [
+    route({
+      method: "GET",
+      path: "/blocks",
+      cost: COST.blocks,
+      input: () => undefined,
+      answer: blocks,
+    }),
+    route({
+      method: "GET",
+      path: "/blocks/:start_height",
+      cost: COST.blocks,
+      input: (p) => parsed(p.start_height, U64_MAX),
+      answer: blocks,
+    }),
     route({
       method: "GET",
       path: "/blocks/tip/height",
@@ -411,6 +440,11 @@ function mempoolRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
 
 /** What each route answers, for the API docs: one line, and the content type of a 200. */
 const DOCS: Record<string, [summary: string, type: "text" | "json" | "bytes"]> = {
+  "GET /blocks": ["The 10 newest blocks from the tip, newest first, each as /block/{hash} gives it.", "json"],
+  "GET /blocks/:start_height": [
+    "10 blocks from :start_height down, newest first (a height past the tip: 404).",
+    "json",
+  ],
   "GET /blocks/tip/height": ["The height of the last block (the index's tip).", "text"],
   "GET /blocks/tip/hash": ["The hash of the last block (the index's tip).", "text"],
   "GET /block-height/:height": ["The hash of the main chain's block at a height.", "text"],

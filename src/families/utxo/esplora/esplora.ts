@@ -199,21 +199,33 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
 }
 
 function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
+  /** The hash of the main chain's block at a height up to the tip: the index's, below its first the node's. */
+  async function hashAt(height: bigint) {
+    const indexed = await queries.blockHash(height);
+    if (indexed !== undefined) return indexed;
+    const text = await maybe(engine, "getblockhash", [Number(height)]);
+    return text === undefined ? undefined : unquote(text);
+  }
+  const block = async (hash: string | undefined) => {
+    const read = hash === undefined ? undefined : await reads.block(hash);
+    return read && blockJson(read);
+  };
   return {
     tip: () => queries.tip(),
     async blockHash(height: bigint) {
       const tip = await queries.tip();
-      if (tip === undefined || height > tip.height) return undefined;
-      const indexed = await queries.blockHash(height);
-      if (indexed !== undefined) return indexed;
-      // Below the index's first block: the node's word.
-      const text = await maybe(engine, "getblockhash", [Number(height)]);
-      return text === undefined ? undefined : unquote(text);
+      return tip === undefined || height > tip.height ? undefined : hashAt(height);
     },
-    async block(hash: string) {
-      const block = await reads.block(hash);
-      return block && blockJson(block);
+    async blocks(start: bigint | undefined, count: number) {
+      const tip = await queries.tip();
+      if (tip === undefined) return undefined;
+      const from = start ?? tip.height;
+      if (from > tip.height) return undefined;
+      const heights = Array.from({ length: Math.min(count, Number(from) + 1) }, (_, i) => from - BigInt(i));
+      const blocks = await Promise.all(heights.map(async (height) => block(await hashAt(height))));
+      return blocks.includes(undefined) ? undefined : (blocks as string[]);
     },
+    block,
     async blockHeader(hash: string) {
       const text = await maybe(engine, "getblockheader", [hash, false]);
       return text === undefined ? undefined : unquote(text);
