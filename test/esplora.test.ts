@@ -4,24 +4,30 @@
  * transactions (two pages of a block's transactions). Every answer is compared exactly with what the node's
  * own answers imply, written here from `truth` and the node (never from the service's code):
  * - the tip, every block by height and hash, its header, status, txids, raw bytes and pages of transactions;
+ *   the 10 blocks from the tip or a height;
  * - every transaction (confirmed and in the mempool): its Esplora shape with prevouts and fees, status, hex,
  *   raw bytes, what spends each output, its merkle proof (folded up to the block's merkle root);
  * - every address of the chain and its scripthash: figures (chain and mempool), history page by page,
  *   mempool transactions, unspent outputs; UTXO_MAX's 400;
  * - POST tx (the txid, then the node has it), fee estimates, the mempool's backlog and txids;
  * - the key in the path, costs that match the work, bad input as Esplora's 400s and 404s (never a 500);
- * - a reorg; a real Esplora client (mempool.js) reading addresses, UTXOs, transactions and blocks;
+ * - a reorg; real Esplora clients: mempool.js reading addresses, UTXOs, transactions and blocks,
+ *   @bitcoinerlab/explorer by scripthash;
+ * - bounded work: a transaction's parents read from the node a few at a time, a token each;
  * - an EVM instance has no /esplora (404).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { EsploraExplorer } from "@bitcoinerlab/explorer";
 import mempoolJS from "@mempool/mempool.js";
+import { PARENT_READS_IN_FLIGHT } from "../src/families/utxo/esplora/esplora";
+import { type NodeProxy, startProxy } from "./support/proxy";
 import { startTestService, type TestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
 import { until } from "./support/until";
 import {
   type NewOutput,
+  type Outpoint,
   parseExact,
   startUtxoChain,
   type Truth,
@@ -814,6 +820,124 @@ describe("a reorg", () => {
         chain_stats: statsJson(stats.chain),
         mempool_stats: statsJson(stats.mempool),
       });
+    }
+  }, 120_000);
+});
+
+describe("bounded work: parents read from the node", () => {
+  /** Mempool transactions whose outputs one child spends: the index holds none of them. */
+  const PARENTS = 20;
+  /** Fees in satoshis: well above the node's relay minimum, below its most (maxfeerate). */
+  const FEE = 100_000n;
+  /** How long the proxy holds a parent's read: the reads of a group are all in flight together. */
+  const HOLD_MS = 50;
+  let parents: string[];
+  let child: string;
+  let proxy: NodeProxy;
+  /** An instance reading the index through a proxy that counts node calls. */
+  let proxied: TestService;
+
+  beforeAll(async () => {
+    const { external } = chain.addresses;
+    // A funding transaction paying new addresses of the wallet (a transaction pays an address once), PARENTS
+    // transactions each spending one of its outputs, a child spending each parent's: 22 unconfirmed in a
+    // chain, within the node's 25.
+    const coin = await chain.minerCoin();
+    const each = (coin.value - FEE) / BigInt(PARENTS + 1);
+    const payees: string[] = [];
+    for (let i = 0; i <= PARENTS; i++) payees.push(await node<string>("getnewaddress", ["", "bech32"]));
+    const fund = await chain.spend(
+      [coin],
+      payees.map((address) => ({ address, value: each })),
+    );
+    const outputs: Outpoint[] = [];
+    for (const address of payees) outputs.push(await chain.outputOf(fund, address));
+    parents = [];
+    const inputs: Outpoint[] = [];
+    for (const output of outputs.slice(0, PARENTS)) {
+      const parent = await chain.spend([output], [{ address: external, value: each - FEE }]);
+      parents.push(parent);
+      inputs.push(await chain.outputOf(parent, external));
+    }
+    child = await chain.spend(inputs, [{ address: external, value: BigInt(PARENTS) * (each - FEE) - FEE }]);
+    truth = await chain.truth();
+    proxy = startProxy(chain.node.url);
+    proxied = await startTestService({
+      upstreamUrls: [proxy.url],
+      databaseUrl: service.databaseUrl,
+      env: { ...ENV, INDEXER: "off" },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  test("a transaction's parents are read from the node a few at a time, each once", async () => {
+    const wanted = new Set(parents);
+    let inFlight = 0;
+    let most = 0;
+    const read: string[] = [];
+    /** The node's answer, held HOLD_MS, while the reads it holds are counted in flight. */
+    const held = async (body: string, reads: string[]) => {
+      inFlight += reads.length;
+      most = Math.max(most, inFlight);
+      read.push(...reads);
+      try {
+        await Bun.sleep(HOLD_MS);
+        const answer = await fetch(chain.node.url, {
+          method: "POST",
+          body,
+          headers: { "content-type": "application/json" },
+        });
+        return new Response(await answer.text(), {
+          status: answer.status,
+          headers: { "content-type": "application/json" },
+        });
+      } finally {
+        inFlight -= reads.length;
+      }
+    };
+    proxy.mode = (body, parsed) => {
+      const reads = [parsed]
+        .flat()
+        .filter((c) => c?.method === "getrawtransaction" && wanted.has(c.params?.[0]))
+        .map((c) => c.params[0] as string);
+      return reads.length === 0 ? undefined : held(body, reads);
+    };
+    try {
+      const answer = await fetch(`${proxied.url}/esplora/tx/${child}`, { headers: { "x-api-key": KEY } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual(await expectedTransaction(child));
+    } finally {
+      proxy.mode = undefined;
+    }
+    expect(read.sort()).toEqual([...parents].sort());
+    expect(most).toBe(PARENT_READS_IN_FLIGHT);
+  });
+
+  test("a request pays a token for each transaction it reads from the node for its outputs", async () => {
+    // Every caller's bucket 30 tokens that hardly refill.
+    const limited = await startTestService({
+      upstreamUrls: [chain.node.url],
+      databaseUrl: service.databaseUrl,
+      env: { ...ENV, INDEXER: "off", RATE_LIMIT: "0.001/30" },
+    });
+    try {
+      const at = (path: string) => fetch(`${limited.url}/esplora${path}`, { headers: { "x-api-key": KEY } });
+      // The child: 2, and 20 for its parents (8 left); a transaction whose prevouts the index holds: 2.
+      expect((await at(`/tx/${child}`)).status).toBe(200);
+      expect((await at(`/tx/${chain.txs.multiFrom}`)).status).toBe(200);
+      // 6 left: the child's 2 are taken, its first parents' 8 cannot be paid: 429, 4 left.
+      const refused = await at(`/tx/${child}`);
+      expect({ status: refused.status, type: refused.headers.get("content-type") }).toEqual({
+        status: 429,
+        type: "text/plain",
+      });
+      for (let i = 0; i < 4; i++) expect((await at("/blocks/tip/height")).status).toBe(200);
+      expect((await at("/blocks/tip/height")).status).toBe(429);
+    } finally {
+      await limited.stop();
     }
   }, 120_000);
 });

@@ -8,12 +8,13 @@
  * every route is also served under /esplora/key/<KEY>/ (http/auth.ts reads it).
  *
  * Every route goes through the guard (authenticate, admit, check the path, charge, run) and answers its
- * errors as Esplora does (answer.ts `ESPLORA`). A route costs what it reads: see COST. What is read comes
- * from the chain family (operations/esploraSource.ts); an address is checked by the family's codec.
+ * errors as Esplora does (answer.ts `ESPLORA`). A route costs what it reads: see COST, and a token more for
+ * each transaction read from the node for its outputs (ChargeReads). What is read comes from the chain
+ * family (operations/esploraSource.ts); an address is checked by the family's codec.
  */
 import type { AddressCodec } from "../../addresses";
 import { BadRequestError, NodeError, NotFoundError } from "../../errors";
-import type { EsploraSource, ScriptRef } from "../../operations/esploraSource";
+import type { ChargeReads, EsploraSource, ScriptRef } from "../../operations/esploraSource";
 import { ESPLORA } from "../answer";
 import { PATH_KEY_PREFIX } from "../auth";
 import type { Guard, Handler } from "../guard";
@@ -30,7 +31,8 @@ const BLOCK_LIMIT = 10;
 /**
  * Rate-limit tokens per route, by the work it asks: 1 for what one cached node answer or one indexed row
  * gives (the tip, a block, a status, a hex); 2 for a transaction with its prevouts (node answer and index
- * rows) or a block's list of txids; 5 for what reads many rows or a large answer (an address's figures,
+ * rows; a token more for each transaction read from the node for its outputs: ChargeReads) or a block's
+ * list of txids; 5 for what reads many rows or a large answer (an address's figures,
  * its unspent outputs up to UTXO_MAX, a raw block, the whole mempool, the fee estimates' 28 targets); 10
  * for a page of transactions (25 of a block or an address's history, 50 of the mempool, each with its
  * prevouts) or of blocks (BLOCK_LIMIT, one a block as for one); 15 for an address's first page (50 from
@@ -64,7 +66,6 @@ const U32_MAX = 0xffff_ffffn;
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 /** A scripthash is a SHA-256. */
 const SCRIPTHASH_BYTES = 32;
-/** The header's hex: 80 bytes. */
 const TEXT = { "content-type": "text/plain" };
 const JSON_TYPE = { "content-type": "application/json" };
 const BYTES = { "content-type": "application/octet-stream" };
@@ -89,7 +90,8 @@ interface EsploraRoute<I> {
   cost: number;
   /** The path's params (and a POST's body text) checked; throws a BadRequestError as Esplora words it. */
   input(params: Params, body: string | undefined): I;
-  answer(input: I): Promise<Answer>;
+  /** The answer; `charge` pays for what it reads past `cost` (the guard's RequestContext.charge). */
+  answer(input: I, charge: ChargeReads): Promise<Answer>;
 }
 
 const route = <I>(spec: EsploraRoute<I>): EsploraRoute<unknown> => spec as EsploraRoute<unknown>;
@@ -139,13 +141,14 @@ function scriptOf(kind: "address" | "scripthash", value: string, addresses: Addr
 function blockRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   const tip = async () => found(await source.tip(), blockNotFound);
   const blockTxids = async (h: string) => found(await source.blockTxids(h), blockNotFound);
-  const page = async ({ h, start }: { h: string; start: number }) => {
+  const page = async ({ h, start }: { h: string; start: number }, charge: ChargeReads) => {
     const txids = await blockTxids(h);
     if (start >= txids.length) throw new NotFoundError("start index out of range");
     if (start % CHAIN_TXS_PER_PAGE !== 0) {
       throw new BadRequestError(`start index must be a multipication of ${CHAIN_TXS_PER_PAGE}`);
     }
-    return jsonList(await source.blockTransactions(h, txids.slice(start, start + CHAIN_TXS_PER_PAGE)));
+    const txs = await source.blockTransactions(h, txids.slice(start, start + CHAIN_TXS_PER_PAGE), charge);
+    return jsonList(txs);
   };
   // electrs reads a start it cannot parse (as a u32) as 0.
   const startOf = (value: string | undefined) => Number(parsed(value, U32_MAX) ?? 0n);
@@ -262,7 +265,8 @@ function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
       path: "/tx/:txid",
       cost: COST.transaction,
       input: byTxid,
-      answer: async (txid: string) => json(found(await source.transaction(txid), transactionNotFound)),
+      answer: async (txid: string, charge) =>
+        json(found(await source.transaction(txid, charge), transactionNotFound)),
     }),
     route({
       method: "GET",
@@ -338,8 +342,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
     const base = `/${kind}/:script`;
     const input = (p: Params) => scriptOf(kind, p.script ?? "", addresses);
     const mempoolPage = (script: ScriptRef) => source.scriptMempoolTransactions(script, MAX_MEMPOOL_TXS);
-    const chainPage = (script: ScriptRef, lastSeen?: string) =>
-      source.scriptChainTransactions(script, lastSeen, CHAIN_TXS_PER_PAGE);
+    const chainPage = (script: ScriptRef, charge: ChargeReads, lastSeen?: string) =>
+      source.scriptChainTransactions(script, lastSeen, CHAIN_TXS_PER_PAGE, charge);
     routes.push(
       route({
         method: "GET",
@@ -360,8 +364,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
         path: `${base}/txs`,
         cost: COST.scriptFirstPage,
         input,
-        answer: async (script: ScriptRef) => {
-          const [mempool, chain] = await Promise.all([mempoolPage(script), chainPage(script)]);
+        answer: async (script: ScriptRef, charge) => {
+          const [mempool, chain] = await Promise.all([mempoolPage(script), chainPage(script, charge)]);
           return jsonList([...mempool, ...chain]);
         },
       }),
@@ -370,7 +374,7 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
         path: `${base}/txs/chain`,
         cost: COST.scriptPage,
         input,
-        answer: async (script: ScriptRef) => jsonList(await chainPage(script)),
+        answer: async (script: ScriptRef, charge) => jsonList(await chainPage(script, charge)),
       }),
       route({
         method: "GET",
@@ -381,8 +385,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
           script: input(p),
           lastSeen: HASH.test(p.last_seen_txid ?? "") ? p.last_seen_txid!.toLowerCase() : undefined,
         }),
-        answer: async ({ script, lastSeen }: { script: ScriptRef; lastSeen?: string }) =>
-          jsonList(await chainPage(script, lastSeen)),
+        answer: async ({ script, lastSeen }: { script: ScriptRef; lastSeen?: string }, charge) =>
+          jsonList(await chainPage(script, charge, lastSeen)),
       }),
       route({
         method: "GET",
@@ -577,8 +581,8 @@ export function esploraRoutes(options: {
         const params = (request as (Request & { params?: Params }) | undefined)?.params ?? {};
         return { input: spec.input(params, undefined), cost: spec.cost };
       },
-      async run(input, { requestId }) {
-        const { body, headers } = await spec.answer(input);
+      async run(input, { requestId, charge }) {
+        const { body, headers } = await spec.answer(input, charge);
         headers["x-request-id"] = requestId;
         return new Response(body, { headers });
       },

@@ -9,7 +9,13 @@
  */
 import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError } from "../../../errors";
-import type { EsploraDeps, EsploraSource, ScriptRef, UtxoPage } from "../../../operations/esploraSource";
+import type {
+  ChargeReads,
+  EsploraDeps,
+  EsploraSource,
+  ScriptRef,
+  UtxoPage,
+} from "../../../operations/esploraSource";
 import { addressOf } from "../decode";
 import { outpointKey } from "../indexedOutputs";
 import {
@@ -41,6 +47,11 @@ const FEE_TARGETS = [...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1
 const VBYTES_PER_KVB = 1000;
 /** electrs' fee histogram bins (util/fees.rs VSIZE_BIN_WIDTH), in vbytes. */
 const VSIZE_BIN_WIDTH = 50_000;
+/**
+ * Transactions a request reads from the node at once for their outputs (prevouts the index does not hold):
+ * half the node's RPC work queue (16 calls by default), so one request never fills it.
+ */
+export const PARENT_READS_IN_FLIGHT = 8;
 
 /** The node's answer, or undefined where it says there is no such block or transaction. */
 async function maybe(engine: Engine, method: string, params: unknown[]): Promise<string | undefined> {
@@ -132,9 +143,13 @@ interface Reads {
   transaction(txid: string, blockHash?: string): Promise<NodeTransaction | undefined>;
   /** Where a transaction is: the index's word, else the node's. */
   confirmation(tx: NodeTransaction | undefined, located: Located | undefined): Promise<Confirmation>;
-  /** Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them). */
+  /**
+   * Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them; the others
+   * read from the node, charged a token each).
+   */
   json(
     txs: readonly { tx: NodeTransaction; located?: Located; confirmation: Confirmation }[],
+    charge: ChargeReads,
   ): Promise<string[]>;
 }
 
@@ -162,14 +177,26 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
       ? undefined
       : tx;
   }
-  /** The prevouts of transactions: the index's, then the node's for outputs it does not hold. */
-  async function prevouts(txs: readonly NodeTransaction[]): Promise<Map<string, Prevout>> {
+  /**
+   * The prevouts of transactions: the index's, then the node's for outputs it does not hold, their
+   * transactions read PARENT_READS_IN_FLIGHT at a time, each group charged before it is read.
+   */
+  async function prevouts(
+    txs: readonly NodeTransaction[],
+    charge: ChargeReads,
+  ): Promise<Map<string, Prevout>> {
     const wanted = txs.flatMap(spentOutpoints);
     const found: Map<string, Prevout> = await queries.outputs(wanted);
-    const missing = new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid));
-    for (const parent of await Promise.all([...missing].map((txid) => transaction(txid)))) {
-      for (const out of parent?.vout ?? [])
-        found.set(outpointKey(parent!.txid, out.n), nodeOutputPrevout(out));
+    const missing = [
+      ...new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid)),
+    ];
+    for (let i = 0; i < missing.length; i += PARENT_READS_IN_FLIGHT) {
+      const group = missing.slice(i, i + PARENT_READS_IN_FLIGHT);
+      await charge(group.length);
+      for (const parent of await Promise.all(group.map((txid) => transaction(txid)))) {
+        for (const out of parent?.vout ?? [])
+          found.set(outpointKey(parent!.txid, out.n), nodeOutputPrevout(out));
+      }
     }
     return found;
   }
@@ -187,8 +214,11 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
       const { height, time } = JSON.parse(header) as { height: number; time: number };
       return { height: BigInt(height), hash: tx.blockhash, time };
     },
-    async json(txs) {
-      const found = await prevouts(txs.map((t) => t.tx));
+    async json(txs, charge) {
+      const found = await prevouts(
+        txs.map((t) => t.tx),
+        charge,
+      );
       return txs.map(({ tx, located, confirmation }) => {
         const inputs = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
         const fee = located?.fee ?? feeOf(tx, inputs) ?? 0n;
@@ -243,7 +273,7 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
     async blockTxids(hash: string) {
       return (await reads.block(hash))?.tx;
     },
-    async blockTransactions(hash: string, txids: readonly string[]) {
+    async blockTransactions(hash: string, txids: readonly string[], charge: ChargeReads) {
       // The route read the block for its txids: its header says where it is, without the block again.
       const text = await maybe(engine, "getblockheader", [hash, true]);
       const header = text && (JSON.parse(text) as { confirmations: number; height: number; time: number });
@@ -256,7 +286,7 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
         Promise.all(txids.map((txid) => reads.transaction(txid, hash))),
       ]);
       const found = txs.flatMap((tx) => (tx ? [{ tx, located: located.get(tx.txid), confirmation }] : []));
-      return reads.json(found);
+      return reads.json(found, charge);
     },
     async blockHex(hash: string) {
       const text = await maybe(engine, "getblock", [hash, false]);
@@ -286,9 +316,9 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
     return spendJson(pending && { ...pending, confirmation: undefined });
   };
   return {
-    async transaction(txid: string) {
+    async transaction(txid: string, charge: ChargeReads) {
       const found = await find(txid);
-      return found && (await reads.json([found]))[0];
+      return found && (await reads.json([found], charge))[0];
     },
     async transactionHex(txid: string) {
       const located = (await queries.locate([txid])).get(txid);
@@ -345,7 +375,12 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       const [chain, snapshot] = await Promise.all([queries.stats(address), mempool.snapshot()]);
       return { chain: statsJson(chain), mempool: statsJson(mempoolStats(snapshot, address)) };
     },
-    async scriptChainTransactions(script: ScriptRef, lastSeen: string | undefined, limit: number) {
+    async scriptChainTransactions(
+      script: ScriptRef,
+      lastSeen: string | undefined,
+      limit: number,
+      charge: ChargeReads,
+    ) {
       const address = await historyAddress(script);
       if (address === undefined) return [];
       const cursor = lastSeen === undefined ? undefined : await queries.historyCursor(address, lastSeen);
@@ -355,6 +390,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       const txs = await Promise.all(rows.map((r) => reads.transaction(r.txid, r.block.hash)));
       return reads.json(
         rows.flatMap((r, i) => (txs[i] ? [{ tx: txs[i]!, located: r.block, confirmation: r.block }] : [])),
+        charge,
       );
     },
     async scriptMempoolTransactions(script: ScriptRef, limit: number) {
