@@ -9,7 +9,8 @@
  *   raw bytes, what spends each output, its merkle proof (folded up to the block's merkle root);
  * - every address of the chain and its scripthash: figures (chain and mempool), history page by page,
  *   mempool transactions, unspent outputs; UTXO_MAX's 400;
- * - POST tx (the txid, then the node has it), fee estimates, the mempool's backlog and txids;
+ * - POST tx (the txid, then the node has it; a text the node cannot read as a transaction refused in its
+ *   words without reaching it), fee estimates, the mempool's backlog and txids;
  * - the key in the path, costs that match the work, bad input as Esplora's 400s and 404s (never a 500);
  * - a reorg; real Esplora clients: mempool.js reading addresses, UTXOs, transactions and blocks,
  *   @bitcoinerlab/explorer by scripthash;
@@ -824,7 +825,7 @@ describe("a reorg", () => {
   }, 120_000);
 });
 
-describe("bounded work: parents read from the node", () => {
+describe("bounded work: parents read from the node, broadcasts", () => {
   /** Mempool transactions whose outputs one child spends: the index holds none of them. */
   const PARENTS = 20;
   /** Fees in satoshis: well above the node's relay minimum, below its most (maxfeerate). */
@@ -833,6 +834,8 @@ describe("bounded work: parents read from the node", () => {
   const HOLD_MS = 50;
   let parents: string[];
   let child: string;
+  /** An output of the parents' funding transaction nothing spends: the broadcast's input. */
+  let spare: Outpoint;
   let proxy: NodeProxy;
   /** An instance reading the index through a proxy that counts node calls. */
   let proxied: TestService;
@@ -860,17 +863,60 @@ describe("bounded work: parents read from the node", () => {
       inputs.push(await chain.outputOf(parent, external));
     }
     child = await chain.spend(inputs, [{ address: external, value: BigInt(PARENTS) * (each - FEE) - FEE }]);
+    spare = outputs[PARENTS]!;
     truth = await chain.truth();
     proxy = startProxy(chain.node.url);
     proxied = await startTestService({
       upstreamUrls: [proxy.url],
       databaseUrl: service.databaseUrl,
-      env: { ...ENV, INDEXER: "off" },
+      // Bodies past the most a transaction may be get through, for the route's own bound to be seen.
+      env: { ...ENV, INDEXER: "off", MAX_BODY_BYTES: String(16 * 1024 * 1024) },
     });
   }, 120_000);
 
   afterAll(async () => {
     await proxied?.stop();
+  });
+
+  test("POST tx: a text the node cannot read is refused in its words without reaching it; a transaction is sent", async () => {
+    const post = async (body: string) => {
+      const response = await fetch(`${proxied.url}/esplora/tx`, {
+        method: "POST",
+        body,
+        headers: { "x-api-key": KEY },
+      });
+      return {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        text: await response.text(),
+      };
+    };
+    const { external } = chain.addresses;
+    const { txid, hex } = await chain.sign([spare], [{ address: external, value: spare.value - FEE }]);
+    for (const body of ["zz", "☃", "", "00", "0100000000", `${hex}00`, hex.slice(0, -2)]) {
+      // What the node itself answers (asked directly, not through the proxy).
+      const { text: answer } = await chain.node.post(
+        JSON.stringify({ jsonrpc: "1.0", id: 1, method: "sendrawtransaction", params: [body] }),
+      );
+      const error = JSON.parse(answer).error;
+      expect(error.code).toBe(-22);
+      expect({ body, ...(await post(body)) }).toEqual({
+        body,
+        status: 400,
+        type: "text/plain",
+        text: `sendrawtransaction RPC error: ${JSON.stringify(error)}`,
+      });
+    }
+    // Longer than any transaction: refused unread.
+    expect(await post("00".repeat(4_000_001))).toEqual({
+      status: 413,
+      type: "text/plain",
+      text: "a transaction is at most 4000000 bytes",
+    });
+    expect(proxy.callsOf("sendrawtransaction")).toEqual([]);
+    expect(await post(`${hex}\n`)).toEqual({ status: 200, type: "text/plain", text: txid });
+    expect(proxy.callsOf("sendrawtransaction").length).toBe(1);
+    expect(await node<string[]>("getrawmempool")).toContain(txid);
   });
 
   test("a transaction's parents are read from the node a few at a time, each once", async () => {

@@ -74,6 +74,11 @@ export interface EsploraSource {
   scriptMempoolTransactions(script: ScriptRef, limit: number): Promise<string[]>;
   /** Unspent outputs (confirmed ones less those the mempool spends, then the mempool's); at most `max`. */
   scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage>;
+  /**
+   * The node's refusal (its error object, as JSON text) of a broadcast's text it cannot read as a
+   * transaction (not hex, not a transaction's bytes), known without asking it; undefined when it reads as one.
+   */
+  undecodable(hex: string): string | undefined;
   /** Sends a raw transaction (hex) to the node; its txid. A refusal is the node's error (NodeError). */
   broadcast(hex: string): Promise<string>;
   /** `{<blocks>: <sat/vB>}` for Esplora's targets the node has an estimate for. */

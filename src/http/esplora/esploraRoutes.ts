@@ -13,7 +13,7 @@
  * family (operations/esploraSource.ts); an address is checked by the family's codec.
  */
 import type { AddressCodec } from "../../addresses";
-import { BadRequestError, NodeError, NotFoundError } from "../../errors";
+import { BadRequestError, NodeError, NotFoundError, PayloadTooLargeError } from "../../errors";
 import type { ChargeReads, EsploraSource, ScriptRef } from "../../operations/esploraSource";
 import { ESPLORA } from "../answer";
 import { PATH_KEY_PREFIX } from "../auth";
@@ -66,6 +66,11 @@ const U32_MAX = 0xffff_ffffn;
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 /** A scripthash is a SHA-256. */
 const SCRIPTHASH_BYTES = 32;
+/**
+ * The most bytes a transaction a node accepts may have: its weight is at most a block's (4,000,000 weight
+ * units), and its bytes are at most its weight. A longer broadcast is refused unread.
+ */
+const MAX_TRANSACTION_BYTES = 4_000_000;
 const TEXT = { "content-type": "text/plain" };
 const JSON_TYPE = { "content-type": "application/json" };
 const BYTES = { "content-type": "application/octet-stream" };
@@ -255,6 +260,9 @@ function blockRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   ];
 }
 
+/** The node's refusal of a broadcast (its error object's JSON), as electrs words it. */
+const nodeRefusal = (error: string) => new BadRequestError(`sendrawtransaction RPC error: ${error}`);
+
 /** The routes about transactions, and the broadcast. */
 function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   const byTxid = (p: Params) => hash(p.txid);
@@ -318,16 +326,24 @@ function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
       method: "POST",
       path: "/tx",
       cost: COST.broadcast,
-      // The body is the transaction's hex as text (clients may end it with a newline).
-      input: (_p, body) => (body ?? "").trim(),
+      // The body is the transaction's hex as text (clients may end it with a newline), read as the node
+      // would read it before anything is sent: what it could not read as a transaction is refused unsent,
+      // with the node's words for it.
+      input: (_p, body) => {
+        const hex = (body ?? "").trim();
+        if (hex.length > 2 * MAX_TRANSACTION_BYTES) {
+          throw new PayloadTooLargeError(`a transaction is at most ${MAX_TRANSACTION_BYTES} bytes`);
+        }
+        const refusal = source.undecodable(hex);
+        if (refusal !== undefined) throw nodeRefusal(refusal);
+        return hex;
+      },
       answer: async (hex: string) => {
         try {
           return text(await source.broadcast(hex));
         } catch (error) {
-          // The node's refusal of the transaction, as electrs words it; the node's own trouble stays a 502.
-          if (error instanceof NodeError && error.status === 400) {
-            throw new BadRequestError(`sendrawtransaction RPC error: ${error.rawError}`);
-          }
+          // The node's own trouble stays a 502.
+          if (error instanceof NodeError && error.status === 400) throw nodeRefusal(error.rawError);
           throw error;
         }
       },

@@ -38,6 +38,7 @@ import {
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
+import { readsAsTransaction, TX_DECODE_FAILED } from "./rawTransaction";
 
 /** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such block, no such transaction (in the block named). */
 const NOT_FOUND = -5;
@@ -354,6 +355,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
       const { branch } = merkleBranch(txids, position);
       return `{"block_height":${confirmation.height},"merkle":${JSON.stringify(branch)},"pos":${position}}`;
     },
+    undecodable: (hex: string) => (readsAsTransaction(hex) ? undefined : TX_DECODE_FAILED),
     async broadcast(hex: string) {
       return unquote(await callText(engine, "sendrawtransaction", [hex]));
     },
