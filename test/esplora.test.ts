@@ -673,12 +673,13 @@ describe("keys, costs and refusals", () => {
 
   test("an unknown path under the key's base URL answers 404 without writing the key back", async () => {
     const bare = { headers: {} };
-    for (const [path, shown] of [
+    const cases: [path: string, shown: string][] = [
       [`/key/${KEY}/nothing/here`, "/esplora/nothing/here"],
       [`/key/${KEY}/`, "/esplora/"],
       [`/key/${KEY}`, "/esplora"],
-    ]) {
-      const a = await get(path!, bare);
+    ];
+    for (const [path, shown] of cases) {
+      const a = await get(path, bare);
       expect({ path, status: a.status, type: a.type, text: a.text }).toEqual({
         path,
         status: 404,

@@ -31,12 +31,12 @@ const BLOCK_LIMIT = 10;
 /**
  * Rate-limit tokens per route, by the work it asks: 1 for what one cached node answer or one indexed row
  * gives (the tip, a block, a status, a hex); 2 for a transaction with its prevouts (node answer and index
- * rows; a token more for each transaction read from the node for its outputs: ChargeReads) or a block's
- * list of txids; 5 for what reads many rows or a large answer (an address's figures,
+ * rows) or a block's list of txids; 5 for what reads many rows or a large answer (an address's figures,
  * its unspent outputs up to UTXO_MAX, a raw block, the whole mempool, the fee estimates' 28 targets); 10
  * for a page of transactions (25 of a block or an address's history, 50 of the mempool, each with its
  * prevouts) or of blocks (BLOCK_LIMIT, one a block as for one); 15 for an address's first page (50 from
- * the mempool and 25 confirmed).
+ * the mempool and 25 confirmed). A route reading transactions from the node for the outputs its own spend
+ * pays a token more for each (ChargeReads).
  */
 const COST = {
   tip: 1,

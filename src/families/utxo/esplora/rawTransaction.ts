@@ -7,7 +7,10 @@
  * Litecoin's MWEB data (flag 8) is read up to that data and left to the node, which alone reads it.
  */
 
-/** The node's refusal of a text it cannot read as a transaction (RPC_DESERIALIZATION_ERROR, -22). */
+/**
+ * The node's refusal of a text it cannot read as a transaction (RPC_DESERIALIZATION_ERROR, -22), as Bitcoin
+ * Core (0.20 on) and Litecoin Core word it; Dogecoin Core 1.14 says "TX decode failed" alone.
+ */
 export const TX_DECODE_FAILED =
   '{"code":-22,"message":"TX decode failed. Make sure the tx has at least one input."}';
 
