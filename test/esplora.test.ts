@@ -4,23 +4,31 @@
  * transactions (two pages of a block's transactions). Every answer is compared exactly with what the node's
  * own answers imply, written here from `truth` and the node (never from the service's code):
  * - the tip, every block by height and hash, its header, status, txids, raw bytes and pages of transactions;
+ *   the 10 blocks from the tip or a height;
  * - every transaction (confirmed and in the mempool): its Esplora shape with prevouts and fees, status, hex,
  *   raw bytes, what spends each output, its merkle proof (folded up to the block's merkle root);
  * - every address of the chain and its scripthash: figures (chain and mempool), history page by page,
  *   mempool transactions, unspent outputs; UTXO_MAX's 400;
- * - POST tx (the txid, then the node has it), fee estimates, the mempool's backlog and txids;
+ * - POST tx (the txid, then the node has it; a text the node cannot read as a transaction refused in its
+ *   words without reaching it), fee estimates, the mempool's backlog and txids;
  * - the key in the path, costs that match the work, bad input as Esplora's 400s and 404s (never a 500);
- * - a reorg; a real Esplora client (mempool.js) reading addresses, UTXOs, transactions and blocks;
+ * - a reorg; real Esplora clients: mempool.js reading addresses, UTXOs, transactions and blocks,
+ *   @bitcoinerlab/explorer by scripthash;
+ * - bounded work: a transaction's parents read from the node a few at a time, a token each;
  * - an EVM instance has no /esplora (404).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { EsploraExplorer } from "@bitcoinerlab/explorer";
 import mempoolJS from "@mempool/mempool.js";
+import { PARENT_READS_IN_FLIGHT } from "../src/families/utxo/esplora/esplora";
+import { type NodeProxy, startProxy } from "./support/proxy";
 import { startTestService, type TestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
 import { until } from "./support/until";
 import {
   type NewOutput,
+  type Outpoint,
   parseExact,
   startUtxoChain,
   type Truth,
@@ -289,11 +297,14 @@ const statsJson = (s: {
   tx_count: s.txCount,
 });
 
-/** An address's scripthash: SHA-256 of its script (the node's), byte-reversed. */
-async function scripthashOf(address: string) {
+/** An address's script (the node's word), and its SHA-256: Esplora's scripthash (Electrum's is reversed). */
+async function scriptDigestOf(address: string) {
   const { scriptPubKey } = await node("validateaddress", [address]);
-  return createHash("sha256").update(Buffer.from(scriptPubKey, "hex")).digest().reverse().toString("hex");
+  return createHash("sha256").update(Buffer.from(scriptPubKey, "hex")).digest();
 }
+const scripthashOf = async (address: string) => (await scriptDigestOf(address)).toString("hex");
+const electrumScripthashOf = async (address: string) =>
+  (await scriptDigestOf(address)).reverse().toString("hex");
 
 async function caughtUp() {
   const [height, hash] = [await node<number>("getblockcount"), await node<string>("getbestblockhash")];
@@ -328,6 +339,26 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** A block as Esplora must answer it (BlockValue), from the node's. */
+async function expectedBlock(height: number) {
+  const b = await node("getblock", [await node<string>("getblockhash", [height]), 1]);
+  return {
+    id: b.hash,
+    height,
+    version: b.version,
+    timestamp: b.time,
+    tx_count: b.nTx,
+    size: b.size,
+    weight: b.weight,
+    merkle_root: b.merkleroot,
+    previousblockhash: b.previousblockhash ?? null,
+    mediantime: b.mediantime,
+    nonce: b.nonce,
+    bits: Number.parseInt(b.bits, 16),
+    difficulty: b.difficulty,
+  };
+}
+
 describe("blocks", () => {
   test("the tip, each block by height and by hash, its header, status, txids and bytes", async () => {
     expect(await text("/blocks/tip/height")).toBe(String(truth.tip));
@@ -335,21 +366,7 @@ describe("blocks", () => {
     for (const block of truth.blocks) {
       expect(await text(`/block-height/${block.height}`)).toBe(block.hash);
       const b = await node("getblock", [block.hash, 1]);
-      expect(await json(`/block/${block.hash}`)).toEqual({
-        id: block.hash,
-        height: block.height,
-        version: b.version,
-        timestamp: b.time,
-        tx_count: b.nTx,
-        size: b.size,
-        weight: b.weight,
-        merkle_root: b.merkleroot,
-        previousblockhash: b.previousblockhash ?? null,
-        mediantime: b.mediantime,
-        nonce: b.nonce,
-        bits: Number.parseInt(b.bits, 16),
-        difficulty: b.difficulty,
-      });
+      expect(await json(`/block/${block.hash}`)).toEqual(await expectedBlock(block.height));
       expect(await text(`/block/${block.hash}/header`)).toBe(
         await node("getblockheader", [block.hash, false]),
       );
@@ -366,6 +383,36 @@ describe("blocks", () => {
         type: "application/octet-stream",
       });
       expect(Buffer.from(raw.bytes).toString("hex")).toBe(await node("getblock", [block.hash, 0]));
+    }
+  });
+
+  test("the 10 newest blocks from the tip or from a height, newest first, as /block/:hash answers each", async () => {
+    /** From `height` down to block 0, ten at most. */
+    const blocksFrom = async (height: number) => {
+      const out = [];
+      for (let h = height; h >= Math.max(0, height - 9); h--) out.push(await expectedBlock(h));
+      return out;
+    };
+    const fromTip = await blocksFrom(truth.tip);
+    expect(fromTip.length).toBe(10);
+    expect(await json("/blocks")).toEqual(fromTip);
+    expect(await json(`/blocks/${truth.tip}`)).toEqual(fromTip);
+    expect(await json("/blocks/20")).toEqual(await blocksFrom(20));
+    // Down to block 0, whose previousblockhash is null; a height as Rust reads one (a `+`, leading zeros).
+    const fromThree = await blocksFrom(3);
+    expect(fromThree.map((b) => b.height)).toEqual([3, 2, 1, 0]);
+    for (const height of ["3", "+3", "003"]) expect(await json(`/blocks/${height}`)).toEqual(fromThree);
+    // A height electrs cannot parse (not a usize) is none given: from the tip.
+    for (const height of ["tip", "abc", "-1", "3.0", "99999999999999999999999"]) {
+      expect(await json(`/blocks/${height}`)).toEqual(fromTip);
+    }
+    // Past the tip: electrs' 404.
+    for (const height of [String(truth.tip + 1), "18446744073709551615"]) {
+      expect(await get(`/blocks/${height}`)).toMatchObject({
+        status: 404,
+        type: "text/plain",
+        text: "Block not found",
+      });
     }
   });
 
@@ -521,6 +568,37 @@ describe("addresses and scripthashes", () => {
     expect(await json(`/address/${unused}/utxo`)).toEqual([]);
     expect(await json(`/address/${unused}/txs`)).toEqual([]);
   });
+
+  test("a real client by scripthash: @bitcoinerlab/explorer's figures and history agree with the node", async () => {
+    // It takes Electrum's scripthash and reverses it for Esplora, as Blockstream's servers expect.
+    const explorer = new EsploraExplorer({ url: `${service.url}/esplora/key/${KEY}` });
+    await explorer.connect();
+    const tip = await node<number>("getblockcount");
+    // Its threshold: a transaction is irreversible three blocks deep.
+    const IRREVERSIBLE = 3;
+    const { miner, bech32, legacy, p2sh } = chain.addresses;
+    for (const address of [bech32, legacy, p2sh, miner]) {
+      const scriptHash = await electrumScripthashOf(address);
+      const { chain: confirmed, mempool } = truth.addressStats(address);
+      expect(await explorer.fetchScriptHash(scriptHash)).toEqual({
+        balance: Number(confirmed.fundedSum - confirmed.spentSum),
+        txCount: confirmed.txCount,
+        unconfirmedBalance: Number(mempool.fundedSum - mempool.spentSum),
+        unconfirmedTxCount: mempool.txCount,
+      });
+      // Oldest first: the confirmed history (every page), then the mempool's, each at its height (0: none).
+      const history = [...(await mempoolOf(address)), ...chainHistoryOf(address)].reverse();
+      expect(await explorer.fetchTxHistory({ scriptHash })).toEqual(
+        history.map((t) => ({
+          txId: t.txid,
+          blockHeight: t.height ?? 0,
+          irreversible: t.height !== null && tip - t.height + 1 >= IRREVERSIBLE,
+        })),
+      );
+    }
+    expect(chainHistoryOf(miner).length).toBeGreaterThan(2 * PAGE);
+    explorer.close();
+  });
 });
 
 describe("the mempool, fees, broadcasting", () => {
@@ -591,6 +669,24 @@ describe("keys, costs and refusals", () => {
       status: 401,
       text: "the request carries two different API keys; send one",
     });
+  });
+
+  test("an unknown path under the key's base URL answers 404 without writing the key back", async () => {
+    const bare = { headers: {} };
+    const cases: [path: string, shown: string][] = [
+      [`/key/${KEY}/nothing/here`, "/esplora/nothing/here"],
+      [`/key/${KEY}/`, "/esplora/"],
+      [`/key/${KEY}`, "/esplora"],
+    ];
+    for (const [path, shown] of cases) {
+      const a = await get(path, bare);
+      expect({ path, status: a.status, type: a.type, text: a.text }).toEqual({
+        path,
+        status: 404,
+        type: "text/plain",
+        text: `endpoint does not exist "${shown}"`,
+      });
+    }
   });
 
   test("bad input is Esplora's 400 or 404, plain text, never a 500", async () => {
@@ -730,11 +826,174 @@ describe("a reorg", () => {
   }, 120_000);
 });
 
+describe("bounded work: parents read from the node, broadcasts", () => {
+  /** Mempool transactions whose outputs one child spends: the index holds none of them. */
+  const PARENTS = 20;
+  /** Fees in satoshis: well above the node's relay minimum, below its most (maxfeerate). */
+  const FEE = 100_000n;
+  /** How long the proxy holds a parent's read: the reads of a group are all in flight together. */
+  const HOLD_MS = 50;
+  let parents: string[];
+  let child: string;
+  /** An output of the parents' funding transaction nothing spends: the broadcast's input. */
+  let spare: Outpoint;
+  let proxy: NodeProxy;
+  /** An instance reading the index through a proxy that counts node calls. */
+  let proxied: TestService;
+
+  beforeAll(async () => {
+    const { external } = chain.addresses;
+    // A funding transaction paying new addresses of the wallet (a transaction pays an address once), PARENTS
+    // transactions each spending one of its outputs, a child spending each parent's: 22 unconfirmed in a
+    // chain, within the node's 25.
+    const coin = await chain.minerCoin();
+    const each = (coin.value - FEE) / BigInt(PARENTS + 1);
+    const payees: string[] = [];
+    for (let i = 0; i <= PARENTS; i++) payees.push(await node<string>("getnewaddress", ["", "bech32"]));
+    const fund = await chain.spend(
+      [coin],
+      payees.map((address) => ({ address, value: each })),
+    );
+    const outputs: Outpoint[] = [];
+    for (const address of payees) outputs.push(await chain.outputOf(fund, address));
+    parents = [];
+    const inputs: Outpoint[] = [];
+    for (const output of outputs.slice(0, PARENTS)) {
+      const parent = await chain.spend([output], [{ address: external, value: each - FEE }]);
+      parents.push(parent);
+      inputs.push(await chain.outputOf(parent, external));
+    }
+    child = await chain.spend(inputs, [{ address: external, value: BigInt(PARENTS) * (each - FEE) - FEE }]);
+    spare = outputs[PARENTS]!;
+    truth = await chain.truth();
+    proxy = startProxy(chain.node.url);
+    proxied = await startTestService({
+      upstreamUrls: [proxy.url],
+      databaseUrl: service.databaseUrl,
+      // Bodies past the most a transaction may be get through, for the route's own bound to be seen.
+      env: { ...ENV, INDEXER: "off", MAX_BODY_BYTES: String(16 * 1024 * 1024) },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  test("POST tx: a text the node cannot read is refused in its words without reaching it; a transaction is sent", async () => {
+    const post = async (body: string) => {
+      const response = await fetch(`${proxied.url}/esplora/tx`, {
+        method: "POST",
+        body,
+        headers: { "x-api-key": KEY },
+      });
+      return {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        text: await response.text(),
+      };
+    };
+    const { external } = chain.addresses;
+    const { txid, hex } = await chain.sign([spare], [{ address: external, value: spare.value - FEE }]);
+    for (const body of ["zz", "☃", "", "00", "0100000000", `${hex}00`, hex.slice(0, -2)]) {
+      // What the node itself answers (asked directly, not through the proxy).
+      const { text: answer } = await chain.node.post(
+        JSON.stringify({ jsonrpc: "1.0", id: 1, method: "sendrawtransaction", params: [body] }),
+      );
+      const error = JSON.parse(answer).error;
+      expect(error.code).toBe(-22);
+      expect({ body, ...(await post(body)) }).toEqual({
+        body,
+        status: 400,
+        type: "text/plain",
+        text: `sendrawtransaction RPC error: ${JSON.stringify(error)}`,
+      });
+    }
+    // Longer than any transaction: refused unread.
+    expect(await post("00".repeat(4_000_001))).toEqual({
+      status: 413,
+      type: "text/plain",
+      text: "a transaction is at most 4000000 bytes",
+    });
+    expect(proxy.callsOf("sendrawtransaction")).toEqual([]);
+    expect(await post(`${hex}\n`)).toEqual({ status: 200, type: "text/plain", text: txid });
+    expect(proxy.callsOf("sendrawtransaction").length).toBe(1);
+    expect(await node<string[]>("getrawmempool")).toContain(txid);
+  });
+
+  test("a transaction's parents are read from the node a few at a time, each once", async () => {
+    const wanted = new Set(parents);
+    let inFlight = 0;
+    let most = 0;
+    const read: string[] = [];
+    /** The node's answer, held HOLD_MS, while the reads it holds are counted in flight. */
+    const held = async (body: string, reads: string[]) => {
+      inFlight += reads.length;
+      most = Math.max(most, inFlight);
+      read.push(...reads);
+      try {
+        await Bun.sleep(HOLD_MS);
+        const answer = await fetch(chain.node.url, {
+          method: "POST",
+          body,
+          headers: { "content-type": "application/json" },
+        });
+        return new Response(await answer.text(), {
+          status: answer.status,
+          headers: { "content-type": "application/json" },
+        });
+      } finally {
+        inFlight -= reads.length;
+      }
+    };
+    proxy.mode = (body, parsed) => {
+      const reads = [parsed]
+        .flat()
+        .filter((c) => c?.method === "getrawtransaction" && wanted.has(c.params?.[0]))
+        .map((c) => c.params[0] as string);
+      return reads.length === 0 ? undefined : held(body, reads);
+    };
+    try {
+      const answer = await fetch(`${proxied.url}/esplora/tx/${child}`, { headers: { "x-api-key": KEY } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual(await expectedTransaction(child));
+    } finally {
+      proxy.mode = undefined;
+    }
+    expect(read.sort()).toEqual([...parents].sort());
+    expect(most).toBe(PARENT_READS_IN_FLIGHT);
+  });
+
+  test("a request pays a token for each transaction it reads from the node for its outputs", async () => {
+    // Every caller's bucket 30 tokens that hardly refill.
+    const limited = await startTestService({
+      upstreamUrls: [chain.node.url],
+      databaseUrl: service.databaseUrl,
+      env: { ...ENV, INDEXER: "off", RATE_LIMIT: "0.001/30" },
+    });
+    try {
+      const at = (path: string) => fetch(`${limited.url}/esplora${path}`, { headers: { "x-api-key": KEY } });
+      // The child: 2, and 20 for its parents (8 left); a transaction whose prevouts the index holds: 2.
+      expect((await at(`/tx/${child}`)).status).toBe(200);
+      expect((await at(`/tx/${chain.txs.multiFrom}`)).status).toBe(200);
+      // 6 left: the child's 2 are taken, its first parents' 8 cannot be paid: 429, 4 left.
+      const refused = await at(`/tx/${child}`);
+      expect({ status: refused.status, type: refused.headers.get("content-type") }).toEqual({
+        status: 429,
+        type: "text/plain",
+      });
+      for (let i = 0; i < 4; i++) expect((await at("/blocks/tip/height")).status).toBe(200);
+      expect((await at("/blocks/tip/height")).status).toBe(429);
+    } finally {
+      await limited.stop();
+    }
+  }, 120_000);
+});
+
 describe("the API docs", () => {
   test("list every Esplora route with its cost on a Bitcoin-family instance", async () => {
     const doc: any = await (await fetch(`${service.url}/swagger/json`)).json();
     const esplora = Object.keys(doc.paths).filter((p) => p.startsWith("/esplora/"));
-    expect(esplora.length).toBe(34);
+    expect(esplora.length).toBe(36);
     expect(doc.paths["/esplora/tx/{txid}/outspend/{vout}"].get.parameters.map((p: any) => p.name)).toEqual([
       "txid",
       "vout",

@@ -4,7 +4,7 @@
  *
  *   read the body within MAX_BODY_BYTES -> authenticate -> admit (a caller without a whole token left is
  *   refused before anything is parsed) -> parse the JSON -> accept (the route checks it and says what it
- *   costs) -> charge the cost -> run -> answer
+ *   costs) -> charge the cost -> run (charging more for work it finds as it goes) -> answer
  *
  * and one catch, where the route's transport turns any error into its answer (http/answer.ts). Over HTTP
  * each request does every step and is counted in the HTTP metrics; over a WebSocket the caller is
@@ -52,6 +52,11 @@ export interface RequestContext {
   /** Who the caller counts as (its Session's identity: its key, or its IP address in open mode). */
   readonly identity: string;
   requestId: string;
+  /**
+   * Charges tokens for work the route finds only while it runs (what it reads past what its cost covered),
+   * as the charge step does: taken before that work, or a RateLimitedError (429) and the work not done.
+   */
+  charge(tokens: number): void | Promise<void>;
 }
 
 /** What a request got to before it was refused: its text once read, its value once parsed. */
@@ -129,6 +134,28 @@ const sessionOf = (caller: Caller, request: Request, server: Server<unknown>): S
     ? { caller, identity: caller.keyHash }
     : new AddressSession(caller, request, server);
 
+/**
+ * What a route's run is given: one object a request, its members on the prototype (no closures made per
+ * request on the hot path). The identity is read only by a run that asks for it: a caller without a key has
+ * its address looked up then.
+ */
+class RunContext implements RequestContext {
+  readonly caller: Caller;
+  constructor(
+    private readonly session: Session,
+    readonly requestId: string,
+    private readonly take: (session: Session, tokens: number) => void | Promise<void>,
+  ) {
+    this.caller = session.caller;
+  }
+  get identity(): string {
+    return this.session.identity;
+  }
+  charge(tokens: number): void | Promise<void> {
+    return this.take(this.session, tokens);
+  }
+}
+
 export function createGuard(options: {
   auth: Auth;
   limiter: RateLimiter;
@@ -191,6 +218,13 @@ export function createGuard(options: {
     return charge(steps, session, input, cost, requestId);
   }
 
+  /** `tokens` taken from the session's bucket (none for a caller without a rate), or a RateLimitedError. */
+  function take(session: Session, tokens: number): void | Promise<void> {
+    const { caller } = session;
+    const rate = caller.rate;
+    return rate && limited(caller, tokens, () => limiter.take(session.identity, tokens, rate));
+  }
+
   function charge<I, A>(
     steps: Steps<I, A>,
     session: Session,
@@ -198,24 +232,14 @@ export function createGuard(options: {
     cost: number,
     requestId: string,
   ): A | Promise<A> {
-    const { caller } = session;
-    const rate = caller.rate;
-    const charged = rate && limited(caller, cost, () => limiter.take(session.identity, cost, rate));
+    const charged = take(session, cost);
     // Buckets shared by the fleet answer later: the run waits for the charge.
     if (charged instanceof Promise) return charged.then(() => finish(steps, input, session, requestId));
     return finish(steps, input, session, requestId);
   }
 
   function finish<I, A>(steps: Steps<I, A>, input: I, session: Session, requestId: string): A | Promise<A> {
-    // The identity is read only by a run that asks for it: a caller without a key's address is looked up then.
-    const context: RequestContext = {
-      caller: session.caller,
-      requestId,
-      get identity() {
-        return session.identity;
-      },
-    };
-    const run = steps.run(input, context);
+    const run = steps.run(input, new RunContext(session, requestId, take));
     if (run instanceof Promise) {
       return run.then((answer) => {
         steps.done?.(undefined);

@@ -19,6 +19,13 @@ export interface EsploraTip {
   hash: string;
 }
 
+/**
+ * Charges the request for what it reads past its route's cost: one token for each transaction read from the
+ * node for its outputs (prevouts the index does not hold: the mempool's, or before the index's first block),
+ * taken before the reads (http/guard.ts `RequestContext.charge`: a 429 when the caller cannot pay).
+ */
+export type ChargeReads = (reads: number) => void | Promise<void>;
+
 /** A page of an address's unspent outputs, or the refusal of one holding more than asked (UTXO_MAX). */
 export type UtxoPage = { utxos: string[] } | { tooMany: true };
 
@@ -30,6 +37,11 @@ export interface EsploraSource {
   tip(): Promise<EsploraTip | undefined>;
   /** The hash of the main chain's block at `height`, up to the tip. */
   blockHash(height: bigint): Promise<string | undefined>;
+  /**
+   * Up to `count` blocks of the main chain from `start` (the tip when undefined) down, newest first, each as
+   * `block` gives it; undefined when `start` is past the tip.
+   */
+  blocks(start: bigint | undefined, count: number): Promise<string[] | undefined>;
   block(hash: string): Promise<string | undefined>;
   /** The block's 80-byte header, in hex. */
   blockHeader(hash: string): Promise<string | undefined>;
@@ -37,10 +49,10 @@ export interface EsploraSource {
   blockStatus(hash: string): Promise<string>;
   blockTxids(hash: string): Promise<readonly string[] | undefined>;
   /** Transactions `txids` of block `hash` (one page), each with its prevouts, fee and status. */
-  blockTransactions(hash: string, txids: readonly string[]): Promise<string[]>;
+  blockTransactions(hash: string, txids: readonly string[], charge: ChargeReads): Promise<string[]>;
   /** The whole block, in hex. */
   blockHex(hash: string): Promise<string | undefined>;
-  transaction(txid: string): Promise<string | undefined>;
+  transaction(txid: string, charge: ChargeReads): Promise<string | undefined>;
   transactionHex(txid: string): Promise<string | undefined>;
   /** `{confirmed, block_height, block_hash, block_time}`; a transaction never seen is unconfirmed. */
   transactionStatus(txid: string): Promise<string>;
@@ -52,11 +64,21 @@ export interface EsploraSource {
   /** `{chain_stats, mempool_stats}` of the script (the route adds its `address` or `scripthash`). */
   scriptStats(script: ScriptRef): Promise<{ chain: string; mempool: string }>;
   /** Confirmed transactions, newest first, after `lastSeen` (none when it is not in the history). */
-  scriptChainTransactions(script: ScriptRef, lastSeen: string | undefined, limit: number): Promise<string[]>;
+  scriptChainTransactions(
+    script: ScriptRef,
+    lastSeen: string | undefined,
+    limit: number,
+    charge: ChargeReads,
+  ): Promise<string[]>;
   /** Transactions in the mempool, newest first. */
   scriptMempoolTransactions(script: ScriptRef, limit: number): Promise<string[]>;
   /** Unspent outputs (confirmed ones less those the mempool spends, then the mempool's); at most `max`. */
   scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage>;
+  /**
+   * The node's refusal (its error object, as JSON text) of a broadcast's text it cannot read as a
+   * transaction (not hex, not a transaction's bytes), known without asking it; undefined when it reads as one.
+   */
+  undecodable(hex: string): string | undefined;
   /** Sends a raw transaction (hex) to the node; its txid. A refusal is the node's error (NodeError). */
   broadcast(hex: string): Promise<string>;
   /** `{<blocks>: <sat/vB>}` for Esplora's targets the node has an estimate for. */

@@ -8,12 +8,13 @@
  * every route is also served under /esplora/key/<KEY>/ (http/auth.ts reads it).
  *
  * Every route goes through the guard (authenticate, admit, check the path, charge, run) and answers its
- * errors as Esplora does (answer.ts `ESPLORA`). A route costs what it reads: see COST. What is read comes
- * from the chain family (operations/esploraSource.ts); an address is checked by the family's codec.
+ * errors as Esplora does (answer.ts `ESPLORA`). A route costs what it reads: see COST, and a token more for
+ * each transaction read from the node for its outputs (ChargeReads). What is read comes from the chain
+ * family (operations/esploraSource.ts); an address is checked by the family's codec.
  */
 import type { AddressCodec } from "../../addresses";
-import { BadRequestError, NodeError, NotFoundError } from "../../errors";
-import type { EsploraSource, ScriptRef } from "../../operations/esploraSource";
+import { BadRequestError, NodeError, NotFoundError, PayloadTooLargeError } from "../../errors";
+import type { ChargeReads, EsploraSource, ScriptRef } from "../../operations/esploraSource";
 import { ESPLORA } from "../answer";
 import { PATH_KEY_PREFIX } from "../auth";
 import type { Guard, Handler } from "../guard";
@@ -22,9 +23,10 @@ import type { Guard, Handler } from "../guard";
 const ESPLORA_PREFIX = "/esplora";
 const KEYED_PREFIX = `${PATH_KEY_PREFIX}:key`;
 
-/** Esplora's pages (electrs: CHAIN_TXS_PER_PAGE, MAX_MEMPOOL_TXS). */
+/** Esplora's pages (electrs: CHAIN_TXS_PER_PAGE, MAX_MEMPOOL_TXS, BLOCK_LIMIT). */
 const CHAIN_TXS_PER_PAGE = 25;
 const MAX_MEMPOOL_TXS = 50;
+const BLOCK_LIMIT = 10;
 
 /**
  * Rate-limit tokens per route, by the work it asks: 1 for what one cached node answer or one indexed row
@@ -32,11 +34,14 @@ const MAX_MEMPOOL_TXS = 50;
  * rows) or a block's list of txids; 5 for what reads many rows or a large answer (an address's figures,
  * its unspent outputs up to UTXO_MAX, a raw block, the whole mempool, the fee estimates' 28 targets); 10
  * for a page of transactions (25 of a block or an address's history, 50 of the mempool, each with its
- * prevouts); 15 for an address's first page (50 from the mempool and 25 confirmed).
+ * prevouts) or of blocks (BLOCK_LIMIT, one a block as for one); 15 for an address's first page (50 from
+ * the mempool and 25 confirmed). A route reading transactions from the node for the outputs its own spend
+ * pays a token more for each (ChargeReads).
  */
 const COST = {
   tip: 1,
   block: 1,
+  blocks: BLOCK_LIMIT,
   blockTxids: 2,
   blockRaw: 5,
   blockPage: 10,
@@ -52,13 +57,20 @@ const COST = {
 } as const;
 
 const HASH = /^[0-9a-fA-F]{64}$/;
-const DIGITS = /^[0-9]{1,20}$/;
+/** An unsigned integer as Rust's `parse` reads one (electrs' paths): an optional `+`, then digits. */
+const UNSIGNED = /^\+?0*([0-9]+)$/;
+/** Digits of U64_MAX: more (leading zeros aside) overflow any integer electrs reads. */
+const U64_DIGITS = 20;
 const HEX = /^[0-9a-fA-F]*$/;
 const U32_MAX = 0xffff_ffffn;
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 /** A scripthash is a SHA-256. */
 const SCRIPTHASH_BYTES = 32;
-/** The header's hex: 80 bytes. */
+/**
+ * The most bytes a transaction a node accepts may have: its weight is at most a block's (4,000,000 weight
+ * units), and its bytes are at most its weight. A longer broadcast is refused unread.
+ */
+const MAX_TRANSACTION_BYTES = 4_000_000;
 const TEXT = { "content-type": "text/plain" };
 const JSON_TYPE = { "content-type": "application/json" };
 const BYTES = { "content-type": "application/octet-stream" };
@@ -83,7 +95,8 @@ interface EsploraRoute<I> {
   cost: number;
   /** The path's params (and a POST's body text) checked; throws a BadRequestError as Esplora words it. */
   input(params: Params, body: string | undefined): I;
-  answer(input: I): Promise<Answer>;
+  /** The answer; `charge` pays for what it reads past `cost` (the guard's RequestContext.charge). */
+  answer(input: I, charge: ChargeReads): Promise<Answer>;
 }
 
 const route = <I>(spec: EsploraRoute<I>): EsploraRoute<unknown> => spec as EsploraRoute<unknown>;
@@ -94,12 +107,19 @@ function hash(value: string | undefined): string {
   return value.toLowerCase();
 }
 
+/** An unsigned integer of at most `max` as electrs parses one; undefined where its parse fails. */
+function parsed(value: string | undefined, max: bigint): bigint | undefined {
+  const digits = value === undefined ? undefined : UNSIGNED.exec(value)?.[1];
+  if (digits === undefined || digits.length > U64_DIGITS) return undefined;
+  const number = BigInt(digits);
+  return number <= max ? number : undefined;
+}
+
 /** An unsigned integer of at most `max`, else 400 "Invalid number". */
 function unsigned(value: string | undefined, max: bigint): bigint {
-  if (value === undefined || !DIGITS.test(value) || BigInt(value) > max) {
-    throw new BadRequestError("Invalid number");
-  }
-  return BigInt(value);
+  const number = parsed(value, max);
+  if (number === undefined) throw new BadRequestError("Invalid number");
+  return number;
 }
 
 const blockNotFound = () => new NotFoundError("Block not found");
@@ -126,19 +146,36 @@ function scriptOf(kind: "address" | "scripthash", value: string, addresses: Addr
 function blockRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   const tip = async () => found(await source.tip(), blockNotFound);
   const blockTxids = async (h: string) => found(await source.blockTxids(h), blockNotFound);
-  const page = async ({ h, start }: { h: string; start: number }) => {
+  const page = async ({ h, start }: { h: string; start: number }, charge: ChargeReads) => {
     const txids = await blockTxids(h);
     if (start >= txids.length) throw new NotFoundError("start index out of range");
     if (start % CHAIN_TXS_PER_PAGE !== 0) {
       throw new BadRequestError(`start index must be a multipication of ${CHAIN_TXS_PER_PAGE}`);
     }
-    return jsonList(await source.blockTransactions(h, txids.slice(start, start + CHAIN_TXS_PER_PAGE)));
+    const txs = await source.blockTransactions(h, txids.slice(start, start + CHAIN_TXS_PER_PAGE), charge);
+    return jsonList(txs);
   };
-  // electrs reads a start it cannot parse as 0.
-  const startOf = (value: string | undefined) =>
-    value !== undefined && DIGITS.test(value) ? Math.min(Number(value), Number.MAX_SAFE_INTEGER) : 0;
+  // electrs reads a start it cannot parse (as a u32) as 0.
+  const startOf = (value: string | undefined) => Number(parsed(value, U32_MAX) ?? 0n);
+  // electrs reads a start height it cannot parse (as a usize) as none given: from the tip.
+  const blocks = async (start: bigint | undefined) =>
+    jsonList(found(await source.blocks(start, BLOCK_LIMIT), blockNotFound));
   const byHash = (p: Params) => hash(p.hash);
   return [
+    route({
+      method: "GET",
+      path: "/blocks",
+      cost: COST.blocks,
+      input: () => undefined,
+      answer: blocks,
+    }),
+    route({
+      method: "GET",
+      path: "/blocks/:start_height",
+      cost: COST.blocks,
+      input: (p) => parsed(p.start_height, U64_MAX),
+      answer: blocks,
+    }),
     route({
       method: "GET",
       path: "/blocks/tip/height",
@@ -223,6 +260,9 @@ function blockRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   ];
 }
 
+/** The node's refusal of a broadcast (its error object's JSON), as electrs words it. */
+const nodeRefusal = (error: string) => new BadRequestError(`sendrawtransaction RPC error: ${error}`);
+
 /** The routes about transactions, and the broadcast. */
 function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
   const byTxid = (p: Params) => hash(p.txid);
@@ -233,7 +273,8 @@ function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
       path: "/tx/:txid",
       cost: COST.transaction,
       input: byTxid,
-      answer: async (txid: string) => json(found(await source.transaction(txid), transactionNotFound)),
+      answer: async (txid: string, charge) =>
+        json(found(await source.transaction(txid, charge), transactionNotFound)),
     }),
     route({
       method: "GET",
@@ -285,16 +326,24 @@ function transactionRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
       method: "POST",
       path: "/tx",
       cost: COST.broadcast,
-      // The body is the transaction's hex as text (clients may end it with a newline).
-      input: (_p, body) => (body ?? "").trim(),
+      // The body is the transaction's hex as text (clients may end it with a newline), read as the node
+      // would read it before anything is sent: what it could not read as a transaction is refused unsent,
+      // with the node's words for it.
+      input: (_p, body) => {
+        const hex = (body ?? "").trim();
+        if (hex.length > 2 * MAX_TRANSACTION_BYTES) {
+          throw new PayloadTooLargeError(`a transaction is at most ${MAX_TRANSACTION_BYTES} bytes`);
+        }
+        const refusal = source.undecodable(hex);
+        if (refusal !== undefined) throw nodeRefusal(refusal);
+        return hex;
+      },
       answer: async (hex: string) => {
         try {
           return text(await source.broadcast(hex));
         } catch (error) {
-          // The node's refusal of the transaction, as electrs words it; the node's own trouble stays a 502.
-          if (error instanceof NodeError && error.status === 400) {
-            throw new BadRequestError(`sendrawtransaction RPC error: ${error.rawError}`);
-          }
+          // The node's own trouble stays a 502.
+          if (error instanceof NodeError && error.status === 400) throw nodeRefusal(error.rawError);
           throw error;
         }
       },
@@ -309,8 +358,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
     const base = `/${kind}/:script`;
     const input = (p: Params) => scriptOf(kind, p.script ?? "", addresses);
     const mempoolPage = (script: ScriptRef) => source.scriptMempoolTransactions(script, MAX_MEMPOOL_TXS);
-    const chainPage = (script: ScriptRef, lastSeen?: string) =>
-      source.scriptChainTransactions(script, lastSeen, CHAIN_TXS_PER_PAGE);
+    const chainPage = (script: ScriptRef, charge: ChargeReads, lastSeen?: string) =>
+      source.scriptChainTransactions(script, lastSeen, CHAIN_TXS_PER_PAGE, charge);
     routes.push(
       route({
         method: "GET",
@@ -331,8 +380,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
         path: `${base}/txs`,
         cost: COST.scriptFirstPage,
         input,
-        answer: async (script: ScriptRef) => {
-          const [mempool, chain] = await Promise.all([mempoolPage(script), chainPage(script)]);
+        answer: async (script: ScriptRef, charge) => {
+          const [mempool, chain] = await Promise.all([mempoolPage(script), chainPage(script, charge)]);
           return jsonList([...mempool, ...chain]);
         },
       }),
@@ -341,7 +390,7 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
         path: `${base}/txs/chain`,
         cost: COST.scriptPage,
         input,
-        answer: async (script: ScriptRef) => jsonList(await chainPage(script)),
+        answer: async (script: ScriptRef, charge) => jsonList(await chainPage(script, charge)),
       }),
       route({
         method: "GET",
@@ -352,8 +401,8 @@ function scriptRoutes(source: EsploraSource, addresses: AddressCodec, utxoMax: n
           script: input(p),
           lastSeen: HASH.test(p.last_seen_txid ?? "") ? p.last_seen_txid!.toLowerCase() : undefined,
         }),
-        answer: async ({ script, lastSeen }: { script: ScriptRef; lastSeen?: string }) =>
-          jsonList(await chainPage(script, lastSeen)),
+        answer: async ({ script, lastSeen }: { script: ScriptRef; lastSeen?: string }, charge) =>
+          jsonList(await chainPage(script, charge, lastSeen)),
       }),
       route({
         method: "GET",
@@ -411,6 +460,11 @@ function mempoolRoutes(source: EsploraSource): EsploraRoute<unknown>[] {
 
 /** What each route answers, for the API docs: one line, and the content type of a 200. */
 const DOCS: Record<string, [summary: string, type: "text" | "json" | "bytes"]> = {
+  "GET /blocks": ["The 10 newest blocks from the tip, newest first, each as /block/{hash} gives it.", "json"],
+  "GET /blocks/:start_height": [
+    "10 blocks from :start_height down, newest first (a height past the tip: 404).",
+    "json",
+  ],
   "GET /blocks/tip/height": ["The height of the last block (the index's tip).", "text"],
   "GET /blocks/tip/hash": ["The hash of the last block (the index's tip).", "text"],
   "GET /block-height/:height": ["The hash of the main chain's block at a height.", "text"],
@@ -497,13 +551,23 @@ function esploraRouteTable(options: {
   ];
 }
 
+/**
+ * A path as an answer may show it: a key riding in it (`/esplora/key/<KEY>/...`) is never written back, the
+ * path shown as the one under the API's base URL without it.
+ */
+function shownPath(pathname: string): string {
+  if (!pathname.startsWith(PATH_KEY_PREFIX)) return pathname;
+  const rest = pathname.indexOf("/", PATH_KEY_PREFIX.length);
+  return rest < 0 ? ESPLORA_PREFIX : `${ESPLORA_PREFIX}${pathname.slice(rest)}`;
+}
+
 /** What a path Esplora has no endpoint for answers (electrs: 404 `endpoint does not exist "<path>"`). */
 function unknownEndpoint(guard: Guard): Handler {
   return guard.route<string>({
     name: `${ESPLORA_PREFIX}/*`,
     transport: ESPLORA,
     body: false,
-    accept: (_body, _text, request) => ({ input: new URL(request!.url).pathname, cost: COST.tip }),
+    accept: (_body, _text, request) => ({ input: shownPath(new URL(request!.url).pathname), cost: COST.tip }),
     run(pathname) {
       throw new NotFoundError(`endpoint does not exist ${JSON.stringify(pathname)}`);
     },
@@ -533,8 +597,8 @@ export function esploraRoutes(options: {
         const params = (request as (Request & { params?: Params }) | undefined)?.params ?? {};
         return { input: spec.input(params, undefined), cost: spec.cost };
       },
-      async run(input, { requestId }) {
-        const { body, headers } = await spec.answer(input);
+      async run(input, { requestId, charge }) {
+        const { body, headers } = await spec.answer(input, charge);
         headers["x-request-id"] = requestId;
         return new Response(body, { headers });
       },

@@ -9,7 +9,13 @@
  */
 import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError } from "../../../errors";
-import type { EsploraDeps, EsploraSource, ScriptRef, UtxoPage } from "../../../operations/esploraSource";
+import type {
+  ChargeReads,
+  EsploraDeps,
+  EsploraSource,
+  ScriptRef,
+  UtxoPage,
+} from "../../../operations/esploraSource";
 import { addressOf } from "../decode";
 import { outpointKey } from "../indexedOutputs";
 import {
@@ -32,7 +38,7 @@ import {
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
-import { scriptDigest } from "./script";
+import { readsAsTransaction, TX_DECODE_FAILED } from "./rawTransaction";
 
 /** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such block, no such transaction (in the block named). */
 const NOT_FOUND = -5;
@@ -42,6 +48,11 @@ const FEE_TARGETS = [...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1
 const VBYTES_PER_KVB = 1000;
 /** electrs' fee histogram bins (util/fees.rs VSIZE_BIN_WIDTH), in vbytes. */
 const VSIZE_BIN_WIDTH = 50_000;
+/**
+ * Transactions a request reads from the node at once for their outputs (prevouts the index does not hold):
+ * half the node's RPC work queue (16 calls by default), so one request never fills it.
+ */
+export const PARENT_READS_IN_FLIGHT = 8;
 
 /** The node's answer, or undefined where it says there is no such block or transaction. */
 async function maybe(engine: Engine, method: string, params: unknown[]): Promise<string | undefined> {
@@ -133,9 +144,13 @@ interface Reads {
   transaction(txid: string, blockHash?: string): Promise<NodeTransaction | undefined>;
   /** Where a transaction is: the index's word, else the node's. */
   confirmation(tx: NodeTransaction | undefined, located: Located | undefined): Promise<Confirmation>;
-  /** Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them). */
+  /**
+   * Esplora's JSON of transactions, with their prevouts and fees (the index's where it has them; the others
+   * read from the node, charged a token each).
+   */
   json(
     txs: readonly { tx: NodeTransaction; located?: Located; confirmation: Confirmation }[],
+    charge: ChargeReads,
   ): Promise<string[]>;
 }
 
@@ -163,14 +178,26 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
       ? undefined
       : tx;
   }
-  /** The prevouts of transactions: the index's, then the node's for outputs it does not hold. */
-  async function prevouts(txs: readonly NodeTransaction[]): Promise<Map<string, Prevout>> {
+  /**
+   * The prevouts of transactions: the index's, then the node's for outputs it does not hold, their
+   * transactions read PARENT_READS_IN_FLIGHT at a time, each group charged before it is read.
+   */
+  async function prevouts(
+    txs: readonly NodeTransaction[],
+    charge: ChargeReads,
+  ): Promise<Map<string, Prevout>> {
     const wanted = txs.flatMap(spentOutpoints);
     const found: Map<string, Prevout> = await queries.outputs(wanted);
-    const missing = new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid));
-    for (const parent of await Promise.all([...missing].map((txid) => transaction(txid)))) {
-      for (const out of parent?.vout ?? [])
-        found.set(outpointKey(parent!.txid, out.n), nodeOutputPrevout(out));
+    const missing = [
+      ...new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid)),
+    ];
+    for (let i = 0; i < missing.length; i += PARENT_READS_IN_FLIGHT) {
+      const group = missing.slice(i, i + PARENT_READS_IN_FLIGHT);
+      await charge(group.length);
+      for (const parent of await Promise.all(group.map((txid) => transaction(txid)))) {
+        for (const out of parent?.vout ?? [])
+          found.set(outpointKey(parent!.txid, out.n), nodeOutputPrevout(out));
+      }
     }
     return found;
   }
@@ -188,8 +215,11 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
       const { height, time } = JSON.parse(header) as { height: number; time: number };
       return { height: BigInt(height), hash: tx.blockhash, time };
     },
-    async json(txs) {
-      const found = await prevouts(txs.map((t) => t.tx));
+    async json(txs, charge) {
+      const found = await prevouts(
+        txs.map((t) => t.tx),
+        charge,
+      );
       return txs.map(({ tx, located, confirmation }) => {
         const inputs = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
         const fee = located?.fee ?? feeOf(tx, inputs) ?? 0n;
@@ -200,21 +230,33 @@ function createReads(engine: Engine, queries: EsploraQueries): Reads {
 }
 
 function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
+  /** The hash of the main chain's block at a height up to the tip: the index's, below its first the node's. */
+  async function hashAt(height: bigint) {
+    const indexed = await queries.blockHash(height);
+    if (indexed !== undefined) return indexed;
+    const text = await maybe(engine, "getblockhash", [Number(height)]);
+    return text === undefined ? undefined : unquote(text);
+  }
+  const block = async (hash: string | undefined) => {
+    const read = hash === undefined ? undefined : await reads.block(hash);
+    return read && blockJson(read);
+  };
   return {
     tip: () => queries.tip(),
     async blockHash(height: bigint) {
       const tip = await queries.tip();
-      if (tip === undefined || height > tip.height) return undefined;
-      const indexed = await queries.blockHash(height);
-      if (indexed !== undefined) return indexed;
-      // Below the index's first block: the node's word.
-      const text = await maybe(engine, "getblockhash", [Number(height)]);
-      return text === undefined ? undefined : unquote(text);
+      return tip === undefined || height > tip.height ? undefined : hashAt(height);
     },
-    async block(hash: string) {
-      const block = await reads.block(hash);
-      return block && blockJson(block);
+    async blocks(start: bigint | undefined, count: number) {
+      const tip = await queries.tip();
+      if (tip === undefined) return undefined;
+      const from = start ?? tip.height;
+      if (from > tip.height) return undefined;
+      const heights = Array.from({ length: Math.min(count, Number(from) + 1) }, (_, i) => from - BigInt(i));
+      const blocks = await Promise.all(heights.map(async (height) => block(await hashAt(height))));
+      return blocks.includes(undefined) ? undefined : (blocks as string[]);
     },
+    block,
     async blockHeader(hash: string) {
       const text = await maybe(engine, "getblockheader", [hash, false]);
       return text === undefined ? undefined : unquote(text);
@@ -232,7 +274,7 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
     async blockTxids(hash: string) {
       return (await reads.block(hash))?.tx;
     },
-    async blockTransactions(hash: string, txids: readonly string[]) {
+    async blockTransactions(hash: string, txids: readonly string[], charge: ChargeReads) {
       // The route read the block for its txids: its header says where it is, without the block again.
       const text = await maybe(engine, "getblockheader", [hash, true]);
       const header = text && (JSON.parse(text) as { confirmations: number; height: number; time: number });
@@ -245,7 +287,7 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
         Promise.all(txids.map((txid) => reads.transaction(txid, hash))),
       ]);
       const found = txs.flatMap((tx) => (tx ? [{ tx, located: located.get(tx.txid), confirmation }] : []));
-      return reads.json(found);
+      return reads.json(found, charge);
     },
     async blockHex(hash: string) {
       const text = await maybe(engine, "getblock", [hash, false]);
@@ -275,9 +317,9 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
     return spendJson(pending && { ...pending, confirmation: undefined });
   };
   return {
-    async transaction(txid: string) {
+    async transaction(txid: string, charge: ChargeReads) {
       const found = await find(txid);
-      return found && (await reads.json([found]))[0];
+      return found && (await reads.json([found], charge))[0];
     },
     async transactionHex(txid: string) {
       const located = (await queries.locate([txid])).get(txid);
@@ -313,6 +355,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
       const { branch } = merkleBranch(txids, position);
       return `{"block_height":${confirmation.height},"merkle":${JSON.stringify(branch)},"pos":${position}}`;
     },
+    undecodable: (hex: string) => (readsAsTransaction(hex) ? undefined : TX_DECODE_FAILED),
     async broadcast(hex: string) {
       return unquote(await callText(engine, "sendrawtransaction", [hex]));
     },
@@ -323,7 +366,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
   /** The address the index keeps the script's history under; undefined where none is known. */
   async function historyAddress(script: ScriptRef): Promise<string | undefined> {
     if ("address" in script) return script.address;
-    const indexed = await queries.addressOfScript(scriptDigest(script.scripthash));
+    const indexed = await queries.addressOfScript(Buffer.from(script.scripthash, "hex"));
     if (indexed !== undefined) return indexed;
     return (await mempool.snapshot()).addressOfScripthash(script.scripthash);
   }
@@ -334,7 +377,12 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       const [chain, snapshot] = await Promise.all([queries.stats(address), mempool.snapshot()]);
       return { chain: statsJson(chain), mempool: statsJson(mempoolStats(snapshot, address)) };
     },
-    async scriptChainTransactions(script: ScriptRef, lastSeen: string | undefined, limit: number) {
+    async scriptChainTransactions(
+      script: ScriptRef,
+      lastSeen: string | undefined,
+      limit: number,
+      charge: ChargeReads,
+    ) {
       const address = await historyAddress(script);
       if (address === undefined) return [];
       const cursor = lastSeen === undefined ? undefined : await queries.historyCursor(address, lastSeen);
@@ -344,6 +392,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       const txs = await Promise.all(rows.map((r) => reads.transaction(r.txid, r.block.hash)));
       return reads.json(
         rows.flatMap((r, i) => (txs[i] ? [{ tx: txs[i]!, located: r.block, confirmation: r.block }] : [])),
+        charge,
       );
     },
     async scriptMempoolTransactions(script: ScriptRef, limit: number) {

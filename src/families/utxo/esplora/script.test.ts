@@ -70,10 +70,11 @@ test("types and the address a script pays, as Esplora names them", () => {
   }
 });
 
-test("scripthash: SHA-256 of the script, byte-reversed (Electrum's)", () => {
+test("scripthash: SHA-256 of the script in the order computed, as electrs names it (not Electrum's reversal)", () => {
+  // As `sha256sum` writes the digests of these bytes (the empty script's is SHA-256's known empty digest).
   const script = `76a914${"ab".repeat(20)}88ac`;
-  const digest = createHash("sha256").update(bytes(script)).digest();
-  expect(scriptHash(bytes(script))).toBe(Buffer.from(digest).reverse().toString("hex"));
+  expect(scriptHash(bytes(script))).toBe("9b3d17f20d5a288ba906c5207090556eecb2f89622150e55a50d06b65ad297c5");
+  expect(scriptHash(bytes(""))).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 });
 
 test("a merkle branch leads from the transaction to the block's root", () => {

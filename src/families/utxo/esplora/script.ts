@@ -4,7 +4,8 @@
  * opcode, then its data in hex; `OP_0` for the empty push; `<push past end>` where a push runs off the
  * script), its type names (`p2pkh`, `p2sh`, `v0_p2wpkh`, `v0_p2wsh`, `v1_p2tr`, `p2pk`, `op_return`,
  * `empty`, `provably_unspendable`, `unknown`), the scripts wrapped in an input (a P2SH redeem script, a P2WSH
- * witness script), and the scripthash Electrum and Esplora key a script by: its SHA-256, byte-reversed.
+ * witness script), and the scripthash Esplora keys a script by: its SHA-256 in the order computed (electrs'
+ * `compute_script_hash`; Electrum's protocol writes the same bytes reversed, Esplora does not).
  * Bitcoin Core's own `asm` differs (bare data, small pushes as numbers): these are read from the bytes.
  */
 import { createHash } from "node:crypto";
@@ -231,12 +232,7 @@ export function innerScripts(
   return { redeem, witness: witnessScript };
 }
 
-/** A script's scripthash (Electrum's and Esplora's key): SHA-256 of the script, byte-reversed, in hex. */
+/** A script's scripthash as Esplora names it: the SHA-256 of the script, in hex (what the index keeps). */
 export function scriptHash(script: Uint8Array): string {
-  return createHash("sha256").update(script).digest().reverse().toString("hex");
-}
-
-/** The SHA-256 a scripthash names, in the order it is computed (what an index on sha256(script) holds). */
-export function scriptDigest(scripthash: string): Buffer {
-  return Buffer.from(scripthash, "hex").reverse();
+  return createHash("sha256").update(script).digest("hex");
 }
