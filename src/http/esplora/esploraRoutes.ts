@@ -597,9 +597,9 @@ export function esploraRoutes(options: {
         const params = (request as (Request & { params?: Params }) | undefined)?.params ?? {};
         return { input: spec.input(params, undefined), cost: spec.cost };
       },
-      async run(input, { requestId, charge }) {
-        const { body, headers } = await spec.answer(input, charge);
-        headers["x-request-id"] = requestId;
+      async run(input, context) {
+        const { body, headers } = await spec.answer(input, (tokens) => context.charge(tokens));
+        headers["x-request-id"] = context.requestId;
         return new Response(body, { headers });
       },
     });
