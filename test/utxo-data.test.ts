@@ -33,8 +33,8 @@ import {
 } from "./support/utxoChain";
 
 /**
- * CONFIRMATIONS: regtest's default, 0, makes every block final at once, and final answers are kept for ever:
- * the reorg is followed within the depth the chain is told to expect one.
+ * CONFIRMATIONS: deeper than regtest's default (1), so the reorg here is followed within the depth the chain
+ * expects (a reorg past it is test/reorg-past-finality.test.ts's).
  */
 const INDEX_ENV = { CHAIN: "LTC", INDEXER: "on", HEAD_POLL_MS: "50", CONFIRMATIONS: "6" };
 const DAY_S = 86_400;

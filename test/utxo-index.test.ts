@@ -26,8 +26,8 @@ import {
 } from "./support/utxoChain";
 
 /**
- * CONFIRMATIONS: regtest's default is 0, every block final at once, and answers about final blocks are
- * kept for ever: a reorg is only followed within the depth the chain is told to expect one.
+ * CONFIRMATIONS: deeper than regtest's default (1), so the reorg here is followed within the depth the chain
+ * expects (a reorg past it is test/reorg-past-finality.test.ts's).
  */
 const INDEX_ENV = { CHAIN: "LTC", INDEXER: "on", HEAD_POLL_MS: "50", CONFIRMATIONS: "6" };
 /** How long an index may take to reach the node's head (it takes well under a second here). */

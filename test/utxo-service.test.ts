@@ -335,12 +335,13 @@ describe("what it serves beside the node's methods, and what it refuses naming t
   });
 
   test("watch filters over REST: a filter on the payee, its payment's result by check and check_v2, another network's address refused", async () => {
+    // CONFIRMATIONS is 1 on regtest: the payment's block is processed once a block is mined on it.
+    await node.mine(1);
     const head = await indexed();
-    // CONFIRMATIONS is 0 on regtest: the index's last block is processed at once.
-    await until("the filters' last processed block at the head", async () =>
-      (await watch("GET", "lastBlockNumber")).json?.block_number === head ? true : undefined,
+    await until("the filters' last processed block below the head", async () =>
+      (await watch("GET", "lastBlockNumber")).json?.block_number === head - 1 ? true : undefined,
     );
-    expect((await watch("GET", "lastBlockNumber")).json).toEqual({ block_number: head });
+    expect((await watch("GET", "lastBlockNumber")).json).toEqual({ block_number: head - 1 });
     const added = await watch("POST", "add", { address: payee });
     expect(added.status).toBe(200);
     const filter = { id: added.json.filter_id as string, address: payee };
@@ -414,6 +415,8 @@ describe("what it serves beside the node's methods, and what it refuses naming t
       const height = await node.rpc<number>("getblockcount");
       const [header] = await socket.waitFor(heads, 1, 10_000);
       expect([header.hash, header.height]).toEqual([mined, height]);
+      // Processed one block deep (regtest's CONFIRMATIONS).
+      await node.mine(1);
       await indexed();
       const truth = await readChain();
       const ours = filterResult(truth.transactions.get(txid)!, filter, truth);
@@ -565,8 +568,8 @@ describe("the operator's view", () => {
         schema: health.database.schema,
         latencyMs: health.database.latencyMs,
       },
-      // Regtest: final at once (CONFIRMATIONS 0).
-      head: { number: height, hash: mined, finalized: height },
+      // Regtest: one block deep (CONFIRMATIONS 1).
+      head: { number: height, hash: mined, finalized: height - 1 },
       cache: health.cache,
       indexer: { lastBlockNumber: height, headBlockNumber: height, lag: 0, leading: true },
     });

@@ -5,6 +5,8 @@
  *  - answers about unfinalized blocks stay in memory for about one block time, tied to the block they are
  *    about (its number and hash): an entry whose block is no longer the canonical one at its height is a
  *    miss, and a reorg drops every entry at or above the fork;
+ *  - a reorg deeper than the finality depth drops the final answers about blocks from its fork up too, in
+ *    every tier (each keeps the height of the block a final answer is about, where it is about one);
  *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
  * A hit is the answer's bytes as stored, spliced into the response without parsing; where its policy has
  * `live` members (a Bitcoin-family block by hash: its confirmations), with those members as the node would
@@ -30,7 +32,10 @@ export type CacheTier = "memory" | "disk" | "shared";
 export interface SharedTier {
   /** The answer's text, verified as written by the fleet; not yet checked as a node's answer is. */
   get(key: string): Promise<string | undefined>;
-  set(key: string, body: Uint8Array): void;
+  /** `height`: the block the answer is about, where it is about one (dropFrom drops it). */
+  set(key: string, body: Uint8Array, height?: bigint): void;
+  /** Drops the answers about blocks at or above `height` (a reorg past the finality depth): true once done. */
+  dropFrom(height: bigint): Promise<boolean>;
   /** A verified value that failed the checks of a node's answer: counted as bad. */
   refused(): void;
 }
@@ -107,7 +112,26 @@ export function createCache(options: {
   const awaitingFinality = new Map<bigint, string[]>();
   const live = createLiveAnswers({ chain, memory, maxHeights: MAX_NOTED_HEIGHTS, asStored });
 
-  chain.onReorg((from) => memory.dropFrom(from));
+  /** The last final block seen: a reorg at or below it dropped blocks taken as final. */
+  let finalSeen: bigint | undefined;
+  /**
+   * While the fleet's tier drops a deep reorg's answers, or after it could not: the lowest height dropped.
+   * The fleet's answers by height at or above it are misses (another instance may still write a stale one,
+   * until its own follower sees the reorg), those naming their block are checked against the chain.
+   */
+  let sharedFloor: bigint | undefined;
+
+  chain.onReorg((from) => {
+    memory.dropFrom(from);
+    // Above the last final block seen, nothing was kept final (none seen yet: it may have been, on disk).
+    if (finalSeen !== undefined && from > finalSeen) return;
+    void disk?.dropFrom(from);
+    if (!shared) return;
+    sharedFloor = sharedFloor === undefined || from < sharedFloor ? from : sharedFloor;
+    void shared.dropFrom(from).then((done) => {
+      if (done) sharedFloor = undefined;
+    });
+  });
   chain.onFinalized(promote);
 
   /**
@@ -115,13 +139,14 @@ export function createCache(options: {
    * restart finds them (they would have gone when their block left the follower's window).
    */
   function promote(final: bigint) {
+    finalSeen = final;
     for (const [number, keys] of awaitingFinality) {
       if (number > final) continue;
       awaitingFinality.delete(number);
       for (const key of keys) {
         const entry = memory.get(key);
         if (!entry || entry.final || !valid(entry)) continue;
-        keepFinal(key, entry.body, true);
+        keepFinal(key, entry.body, true, number);
       }
     }
   }
@@ -132,18 +157,21 @@ export function createCache(options: {
     );
   }
 
-  /** A final answer into memory and disk, and to the fleet unless it came from there. */
-  function keepFinal(key: string, raw: RawJson, share: boolean): RawJson {
+  /**
+   * A final answer into memory and disk, and to the fleet unless it came from there; `height`: the block it
+   * is about, where it is about one.
+   */
+  function keepFinal(key: string, raw: RawJson, share: boolean, height?: bigint): RawJson {
     const body = typeof raw === "string" ? asStored(raw) : raw;
-    memory.set(key, { body, final: true });
+    memory.set(key, { body, final: true, height });
     events?.stored?.("memory");
     if (disk || (shared && share)) {
       const bytes = typeof body === "string" ? encoder.encode(body) : body;
       if (disk) {
-        disk.set(key, bytes);
+        disk.set(key, bytes, height);
         events?.stored?.("disk");
       }
-      if (shared && share) shared.set(key, bytes);
+      if (shared && share) shared.set(key, bytes, height);
     }
     return body;
   }
@@ -157,11 +185,24 @@ export function createCache(options: {
       case "block": {
         const number = blockOfParams(policy, params, refs);
         const final = chain.finalized();
+        if (sharedFloor !== undefined && number !== undefined && number >= sharedFloor) return false;
         return number !== undefined && final !== undefined && number <= final;
       }
       default:
         return false;
     }
+  }
+
+  /** The block an answer names (`names`), or is (`answerHash`, at the height its params ask). */
+  function blockNamed(
+    policy: MethodPolicy,
+    params: unknown[],
+    raw: string,
+  ): { number: bigint; hash: string } | undefined {
+    if (policy.names) return blockOfResult(raw, policy.names, refs);
+    const hash = policy.answerHash?.(raw);
+    const number = hash === undefined ? undefined : blockOfParams(policy, params, refs);
+    return number === undefined ? undefined : { number, hash: hash! };
   }
 
   function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }): RawJson {
@@ -182,11 +223,13 @@ export function createCache(options: {
     key: string,
     share: boolean,
   ): RawJson | undefined {
-    const final = chain.finalized();
-    if (final !== undefined && number <= final) return keepFinal(key, raw, share);
     const canonical = chain.canonicalHash(number);
-    // Unknown height (ahead of the head seen) or a block that is not the canonical one: not kept.
-    if (canonical === undefined || (hash !== undefined && hash !== canonical)) return undefined;
+    // A block the chain no longer holds (the answer was read before a reorg): not kept, final or not.
+    if (hash !== undefined && canonical !== undefined && hash !== canonical) return undefined;
+    const final = chain.finalized();
+    if (final !== undefined && number <= final) return keepFinal(key, raw, share, number);
+    // Unknown height (ahead of the head seen): not kept.
+    if (canonical === undefined) return undefined;
     return keepWhileCanonical(key, raw, { number, hash: canonical });
   }
 
@@ -213,8 +256,7 @@ export function createCache(options: {
       case "block": {
         const number = blockOfParams(policy, params, refs);
         if (number === undefined) return undefined;
-        const hash = policy.names ? blockOfResult(raw, policy.names, refs)?.hash : undefined;
-        return placeBlock(number, hash, raw, key, share);
+        return placeBlock(number, blockNamed(policy, params, raw)?.hash, raw, key, share);
       }
       case "result": {
         if (policy.names) {
@@ -261,12 +303,13 @@ export function createCache(options: {
       }
       events?.lookup?.("memory", false);
       if (!disk || policy.cache === "head" || policy.cache === "brief") return undefined;
-      const bytes = disk.get(key);
-      events?.lookup?.("disk", bytes !== undefined);
-      if (!bytes) return undefined;
+      const found = disk.get(key);
+      events?.lookup?.("disk", found !== undefined);
+      if (!found) return undefined;
       const stored: CacheEntry = {
-        body: bytes.length > BYTES_FROM_LENGTH ? bytes : rawText(bytes),
+        body: found.body.length > BYTES_FROM_LENGTH ? found.body : rawText(found.body),
         final: true,
+        height: found.height,
       };
       memory.set(key, stored);
       const body = policy.live ? live.answer(key, stored, policy.live) : stored.body;
@@ -280,6 +323,10 @@ export function createCache(options: {
         if (refused) shared.refused();
         events?.lookup?.("shared", raw !== undefined && !refused);
         if (raw === undefined || refused) return undefined;
+        // An answer naming a block the chain no longer holds (kept before a reorg): a miss.
+        const named = blockNamed(policy, params, raw);
+        const canonical = named ? chain.canonicalHash(named.number) : undefined;
+        if (named && canonical !== undefined && canonical !== named.hash) return undefined;
         const kept = keep(key, policy, params, raw, false);
         if (!policy.live) return kept ?? raw;
         // Another instance kept it at its head: given with its live members at this one's, or asked.

@@ -38,7 +38,7 @@ test("what is written is read back, byte for byte, under its full key", async ()
   const { t } = tier(64 * 1024 * 1024);
   t.set('eth_getBlockByNumber\u0000["0x1",true]', body(1, 5000));
   await t.flush();
-  expect(t.get('eth_getBlockByNumber\u0000["0x1",true]')).toEqual(body(1, 5000));
+  expect(t.get('eth_getBlockByNumber\u0000["0x1",true]')?.body).toEqual(body(1, 5000));
   expect(t.get('eth_getBlockByNumber\u0000["0x2",true]')).toBeUndefined();
 });
 
@@ -55,7 +55,7 @@ test("writing three times the budget keeps the data file within it; the newest s
   expect(statSync(join(dir, "data.mdb")).size).toBeLessThanOrEqual(budget);
   expect(t.usage().usedBytes).toBeLessThanOrEqual(budget);
   expect(evicted()).toBeGreaterThan(count / 2);
-  expect(t.get(`k${count - 1}`)).toEqual(body(count - 1, size));
+  expect(t.get(`k${count - 1}`)?.body).toEqual(body(count - 1, size));
   expect(t.get("k0")).toBeUndefined();
 });
 
@@ -81,7 +81,7 @@ test("a record that does not verify is a miss and is dropped", async () => {
   dirs.pop();
   expect(again.t.get("tampered")).toBeUndefined();
   expect(again.bad()).toBe(1);
-  expect(again.t.get("good")).toEqual(body(1, 100));
+  expect(again.t.get("good")?.body).toEqual(body(1, 100));
   expect(bad()).toBe(0);
 });
 
@@ -108,10 +108,37 @@ test("eviction goes on past records that do not decode, and drops them", async (
   await again.t.flush();
   expect(again.evicted()).toBeGreaterThan(count / 2);
   expect(again.t.usage().usedBytes).toBeLessThanOrEqual(budget);
-  expect(again.t.get(`k${count - 1}`)).toEqual(body(count - 1, size));
+  expect(again.t.get(`k${count - 1}`)?.body).toEqual(body(count - 1, size));
   // Every record left is one of the new ones: the undecodable ones went with the eviction.
   let live = 0;
   for (let i = 0; i < count; i++) if (again.t.get(`k${i}`)) live++;
   expect(again.t.usage().entries).toBe(live);
   expect(again.bad()).toBe(0);
+});
+
+test("a reorg past finality drops the records from its height up, in every process sharing the directory", async () => {
+  const { t, dir } = tier(64 * 1024 * 1024);
+  for (let h = 5; h <= 8; h++) t.set(`block ${h}`, body(h, 100), BigInt(h));
+  t.set("chain id", body(0, 100));
+  await t.flush();
+  expect(t.get("block 7")).toEqual({ body: body(7, 100), height: 7n });
+  expect(t.get("chain id")).toEqual({ body: body(0, 100), height: undefined });
+  // Another process on the same directory drops them.
+  const other = tier(64 * 1024 * 1024, dir);
+  dirs.pop();
+  expect(await other.t.dropFrom(7n)).toBe(2);
+  for (const reader of [t, other.t]) {
+    expect(reader.get("block 5")?.body).toEqual(body(5, 100));
+    expect(reader.get("block 6")?.body).toEqual(body(6, 100));
+    expect(reader.get("block 7")).toBeUndefined();
+    expect(reader.get("block 8")).toBeUndefined();
+    expect(reader.get("chain id")?.body).toEqual(body(0, 100));
+  }
+  // Dropped once: nothing is left to drop; a new answer at that height is kept as any other.
+  expect(await t.dropFrom(7n)).toBe(0);
+  t.set("block 7", body(70, 100), 7n);
+  await t.flush();
+  expect(t.get("block 7")).toEqual({ body: body(70, 100), height: 7n });
+  expect(await t.dropFrom(0n)).toBe(3);
+  expect(t.get("chain id")?.body).toEqual(body(0, 100));
 });

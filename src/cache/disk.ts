@@ -7,6 +7,10 @@
  * The tier is bounded in bytes: an order index (by write time) names the oldest records, which are
  * evicted when the pages in use pass a high-water mark. A record read long after it was written is moved
  * to the back of the order, so eviction approximates least-recently-used without a write per read.
+ *
+ * A record about a block carries its height, and a heights index names the records of each height: a reorg
+ * deeper than the finality depth drops the records from its fork up (`dropFrom`), in every process sharing
+ * the directory.
  */
 import { mkdirSync } from "node:fs";
 import { type Database, open, type RootDatabase } from "lmdb";
@@ -41,7 +45,12 @@ interface DiskRecord {
   crc: number;
   /** Its key in the order index: write time, process, sequence. */
   order: OrderKey;
+  /** The height of the block it is about, where it is about one (its key in the heights index). */
+  height?: number;
 }
+
+/** A key of the heights index: a block height and the digest of a record about that block. */
+type HeightKey = [number, string];
 
 /** An entry of the order index: the record's LMDB key and its packed size. */
 interface OrderEntry {
@@ -49,11 +58,20 @@ interface OrderEntry {
   size: number;
 }
 
+/** A record as read: its body, and the height of the block it is about, where it is about one. */
+export interface DiskEntry {
+  body: Uint8Array;
+  height?: bigint;
+}
+
 export interface DiskTier {
-  get(key: string): Uint8Array | undefined;
+  get(key: string): DiskEntry | undefined;
   /** Hands a record's body to `use` without a copy: the bytes are valid only during the call. */
   read(key: string, use: (body: Uint8Array) => void): boolean;
-  set(key: string, body: Uint8Array): void;
+  /** `height`: the block the answer is about, where it is about one (dropFrom drops it). */
+  set(key: string, body: Uint8Array, height?: bigint): void;
+  /** Drops the records about blocks at or above `height` (a reorg past the finality depth); how many. */
+  dropFrom(height: bigint): Promise<number>;
   /** Bytes of pages in use, and the data file's size. */
   usage(): { usedBytes: number; fileBytes: number; entries: number };
   /** Waits for pending writes to commit. */
@@ -76,12 +94,20 @@ export function createDiskTier(options: {
     name: "order",
     encoding: "msgpack",
   });
+  const heights: Database<true, HeightKey> = env.openDB({ name: "heights", encoding: "msgpack" });
   const packr = new Packr({ useRecords: false });
   let sequence = 0;
   let writesSinceCheck = 0;
   let pendingBytes = 0;
   let evicting = false;
   let evictAgain = false;
+  /**
+   * While drops are being committed, or after one failed: the lowest height they drop from (a record about
+   * a block at or above it is a miss, never a stale answer).
+   */
+  let droppingFrom: number | undefined;
+  let dropsPending = 0;
+  let failedFrom: number | undefined;
 
   // A write that fails (a full disk, say) loses a cache entry, nothing more: the answer was already given.
   // A read that fails is a miss: the node still answers. Each is logged at most once a minute.
@@ -142,9 +168,11 @@ export function createDiskTier(options: {
           // A record touched since has a newer order key: only its stale order entry goes. A record that
           // does not decode goes too (and eviction goes on past it).
           if (raw) {
-            const order = decode(raw)?.order;
+            const record = decode(raw);
+            const order = record?.order;
             if (!order || (order[0] === key[0] && order[1] === key[1] && order[2] === key[2])) {
               records.remove(value.digest);
+              if (record?.height !== undefined) heights.remove([record.height, value.digest]);
               count++;
             }
           }
@@ -175,8 +203,8 @@ export function createDiskTier(options: {
     }
   }
 
-  /** Reads a record's body into `use` (a view of LMDB's read buffer, valid only during the call). */
-  function read(key: string, use: (body: Uint8Array) => void): boolean {
+  /** Reads a record into `use` (its body a view of LMDB's read buffer, valid only during the call). */
+  function read(key: string, use: (body: Uint8Array, height: number | undefined) => void): boolean {
     const dk = digest(key);
     let raw: Uint8Array | undefined;
     try {
@@ -197,6 +225,8 @@ export function createDiskTier(options: {
       void records.remove(dk);
       return false;
     }
+    if (droppingFrom !== undefined && record.height !== undefined && record.height >= droppingFrom)
+      return false;
     if (Date.now() - record.order[0] > TOUCH_AFTER_MS) {
       const touched = orderKey();
       const body = new Uint8Array(record.body);
@@ -207,37 +237,34 @@ export function createDiskTier(options: {
         })
         .catch(writeFailed);
     }
-    use(record.body);
+    use(record.body, record.height);
     return true;
   }
 
   return {
     get(key) {
-      let body: Uint8Array | undefined;
+      let entry: DiskEntry | undefined;
       // getBinaryFast's buffer is reused by the next read: keep a copy.
-      read(key, (bytes) => {
-        body = new Uint8Array(bytes);
+      read(key, (bytes, height) => {
+        entry = { body: new Uint8Array(bytes), height: height === undefined ? undefined : BigInt(height) };
       });
-      return body;
+      return entry;
     },
     read,
-    set(key, body) {
+    set(key, body, height) {
       // One answer never takes more than its share of the budget (nor pushes out the rest).
       if (body.length > maxBytes / MAX_ENTRY_SHARE) return;
       const dk = digest(key);
       const at = orderKey();
-      const packed = packr.pack({
-        version: RECORD_VERSION,
-        key,
-        body,
-        crc: Bun.hash.crc32(body),
-        order: at,
-      } satisfies DiskRecord);
+      const record: DiskRecord = { version: RECORD_VERSION, key, body, crc: Bun.hash.crc32(body), order: at };
+      if (height !== undefined) record.height = Number(height);
+      const packed = packr.pack(record);
       pendingBytes += packed.length;
       env
         .transaction(() => {
           records.put(dk, packed);
           order.put(at, { digest: dk, size: packed.length });
+          if (record.height !== undefined) heights.put([record.height, dk], true);
         })
         .catch(writeFailed)
         .finally(() => {
@@ -247,6 +274,32 @@ export function createDiskTier(options: {
         writesSinceCheck = 0;
         void evict();
       }
+    },
+    async dropFrom(height) {
+      const from = Number(height);
+      droppingFrom = droppingFrom === undefined || from < droppingFrom ? from : droppingFrom;
+      dropsPending++;
+      let count = 0;
+      try {
+        await env.transaction(() => {
+          for (const { key } of heights.getRange({ start: [from], snapshot: false })) {
+            // Its order entry stays behind: eviction skips an entry whose record is gone.
+            if (records.doesExist(key[1])) {
+              records.remove(key[1]);
+              count++;
+            }
+            heights.remove(key);
+          }
+        });
+      } catch (error) {
+        log.error("disk cache: the answers a reorg made stale could not be dropped; they are misses", {
+          error,
+        });
+        failedFrom = failedFrom === undefined || from < failedFrom ? from : failedFrom;
+      } finally {
+        if (--dropsPending === 0) droppingFrom = failedFrom;
+      }
+      return count;
     },
     usage,
     async flush() {

@@ -14,6 +14,8 @@ export interface CacheEntry {
   /** Final: true forever. Else valid while `dep` is the canonical block at its height. */
   final: boolean;
   dep?: { number: bigint; hash: string };
+  /** A final answer's block height, where it is about a block: a reorg past finality drops it. */
+  height?: bigint;
   /** A live answer (policy.ts `live`): the head hash its live members were last answered for. */
   liveAt?: string;
 }
@@ -24,7 +26,10 @@ export interface MemoryTier {
   peek(key: string): CacheEntry | undefined;
   set(key: string, entry: CacheEntry, ttlMs?: number): void;
   delete(key: string): void;
-  /** Drops the entries about unfinalized blocks at or above a height (a reorg). */
+  /**
+   * Drops the entries about blocks at or above a height (a reorg): unfinalized ones, and final ones too
+   * (only a reorg deeper than the finality depth reaches a final block's height).
+   */
   dropFrom(height: bigint): number;
   readonly bytes: number;
   readonly entries: number;
@@ -48,7 +53,8 @@ export function createMemoryTier(options: { maxBytes: number; onEvict?: () => vo
     dropFrom(height) {
       const doomed: string[] = [];
       for (const [key, entry] of lru.entries()) {
-        if (!entry.final && entry.dep && entry.dep.number >= height) doomed.push(key);
+        const at = entry.final ? entry.height : entry.dep?.number;
+        if (at !== undefined && at >= height) doomed.push(key);
       }
       for (const key of doomed) lru.delete(key);
       return doomed.length;

@@ -49,6 +49,11 @@ export interface MethodPolicy {
    * answers without them, the block the answer is kept with.
    */
   hashParam?: number;
+  /**
+   * For a `block` answer that is the block's hash and nothing else (Bitcoin's `getblockhash`): that hash,
+   * checked against the followed chain as `names` are (an answer read before a reorg is not kept).
+   */
+  answerHash?: (raw: string) => string | undefined;
   /** Calls that change the chain: never shared with a different body, never cached. */
   write?: boolean;
   /** `brief`: how long an answer is kept, in ms. */

@@ -74,16 +74,20 @@ function fakePool(): FakePool {
 let follower: ChainFollower | undefined;
 afterEach(() => follower?.stop());
 
-/** A follower of `pool` at the head of its chain, with every change it reports and every reorg's height. */
-async function follow(pool: FakePool) {
+/**
+ * A follower of `pool` at the head of its chain, with every change it reports, every reorg's height and
+ * every line it logs.
+ */
+async function follow(pool: FakePool, confirmations = CONFIRMATIONS) {
+  const lines: { level: string; msg: string; depth?: number; from?: string }[] = [];
   const head = createChainFollower({
     pool,
     node: evmNodeProtocol,
     refs: evmBlockRefs,
     finalityTags: evmFinalityTags,
-    confirmations: CONFIRMATIONS,
+    confirmations,
     pollMs: POLL_MS,
-    log: createLogger({ level: "silent" }),
+    log: createLogger({ level: "warn", write: (line) => lines.push(JSON.parse(line)) }),
   });
   follower = head;
   const changes: { removed: string[]; added: string[] }[] = [];
@@ -94,7 +98,7 @@ async function follow(pool: FakePool) {
   head.onReorg((from) => reorgs.push(from));
   await head.refresh();
   pool.reads.length = 0;
-  return { head, changes, reorgs };
+  return { head, changes, reorgs, lines };
 }
 
 describe("the follower's reorg walk", () => {
@@ -160,5 +164,72 @@ describe("the follower's reorg walk", () => {
     expect(head.latest()).toBe(5n);
     expect(head.canonicalHash(4n)).toBe(header(B[1]!).hash);
     expect(head.canonicalHash(3n)).toBe(header(B[0]!).hash);
+  });
+
+  test("a reorg deeper than the finality depth: walked from the node as any other, logged as an error naming its depth", async () => {
+    const pool = fakePool();
+    pool.chain = branch(4);
+    // One block deep: 3 is final at head 4, and branch b replaces it.
+    const { head, changes, reorgs, lines } = await follow(pool, 1);
+    expect(head.finalized()).toBe(3n);
+    pool.chain = branch(2, 5);
+    pool.push(B[2]!);
+    await head.refresh();
+    expect(pool.reads).toEqual([4n, 3n]);
+    expect(reorgs).toEqual([3n]);
+    expect(changes).toEqual([{ removed: named([A[3]!, A[4]!]), added: named(B) }]);
+    expect(lines).toEqual([
+      {
+        time: expect.any(String),
+        level: "error",
+        msg: "chain reorganization 2 blocks deep, past the finality depth: blocks from 3 up were taken as final; answers about them are dropped from every cache tier and the index is rewound",
+        from: "3",
+        depth: 2,
+        head: "5",
+        finalized: "3",
+      } as never,
+    ]);
+    // The dropped branch, from its fork, for a block delivered before the reorg; none for a canonical one.
+    const a = (i: number) => ({ number: BigInt(i), hash: header(A[i]!).hash });
+    expect(head.droppedBranch(4n, a(4).hash)).toEqual([a(3), a(4)]);
+    expect(head.droppedBranch(3n, a(3).hash)).toEqual([a(3)]);
+    expect(head.droppedBranch(5n, header(B[2]!).hash)).toBeUndefined();
+    expect(head.numberOf(header(B[0]!).hash)).toBe(3n);
+    expect(head.numberOf(a(3).hash)).toBeUndefined();
+  });
+
+  test("a reorg within the depth is a warning; blocks below finality stay followed for a deeper one", async () => {
+    const pool = fakePool();
+    pool.chain = branch(2);
+    const { head, lines } = await follow(pool, 0);
+    pool.chain = branch(4);
+    pool.push(A[3]!);
+    pool.push(A[4]!);
+    // Final at once: yet the blocks followed below the head stay followed, so a reorg there is walked.
+    expect(head.finalized()).toBe(4n);
+    for (let i = 2; i <= 4; i++) expect(head.canonicalHash(BigInt(i))).toBe(header(A[i]!).hash);
+    pool.chain = branch(2, 5);
+    pool.push(B[2]!);
+    await head.refresh();
+    expect(lines.map((l) => [l.level, l.depth])).toEqual([["error", 2]]);
+    const shallow = fakePool();
+    shallow.chain = branch(4);
+    const followed = await follow(shallow, 3);
+    shallow.chain = branch(2, 5);
+    shallow.push(B[2]!);
+    await followed.head.refresh();
+    expect(followed.lines.map((l) => [l.level, l.msg, l.depth])).toEqual([
+      ["warn", "chain reorganization", 2],
+    ]);
+  });
+
+  test("readHash reads the node, not the followed chain", async () => {
+    const pool = fakePool();
+    pool.chain = branch(4);
+    const { head } = await follow(pool);
+    pool.chain = branch(2, 4);
+    expect(await head.readHash(3n)).toBe(header(B[0]!).hash);
+    expect(head.canonicalHash(3n)).toBe(header(A[3]!).hash);
+    expect(await head.readHash(9n)).toBeUndefined();
   });
 });

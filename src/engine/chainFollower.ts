@@ -12,7 +12,11 @@
  * The rules (docs/interface.md §8):
  * - the head never goes down: a lower head from one upstream is lag, never a reorg;
  * - a reorg is a different hash at a height already seen: the follower walks back to the common ancestor
- *   and tells its listeners the blocks dropped and the ones that replace them, from the fork up;
+ *   and tells its listeners the blocks dropped and the ones that replace them, from the fork up. Parents
+ *   are read from the node (never a cache), down to MAX_WINDOW blocks below the head, final or not: a reorg
+ *   deeper than the finality depth (CONFIRMATIONS too low for the chain, `invalidateblock` on a dev node, a
+ *   deep fork) is followed like any other, and logged as an error naming its depth, since answers about its
+ *   blocks were kept as final (the cache drops them on the reorg's listeners, in every tier);
  * - finality is the node's final block where it names one (its family's FinalityTags), and never closer
  *   to the head than CONFIRMATIONS; the tags are read again whenever the head moves. An upstream without
  *   the tags (an old client) is remembered by the pool as lacking them; when none has them, or the family's
@@ -33,10 +37,15 @@ import type { NodeProtocol } from "../upstream/protocol";
 const FRESH_POLLS = 3;
 /** Finality is also read on this many polls' period, should the head stand still. */
 const FINALITY_EVERY_POLLS = 4;
-/** The most unfinalized blocks followed (and fetched in one catch-up). */
+/**
+ * The most blocks followed below the head, final or not (and the most unfinalized ones fetched in one
+ * catch-up): a reorg up to this deep is walked back to its fork.
+ */
 const MAX_WINDOW = 1_024;
 /** Headers recently announced, by hash: a pushed reorg branch links without asking the node. */
 const RECENT_HEADERS = 256;
+/** Headers of blocks reorgs dropped, by hash: a block delivered before a reorg finds its branch's fork. */
+const DROPPED_HEADERS = 1_024;
 
 export interface BlockRef {
   number: bigint;
@@ -49,7 +58,10 @@ export interface BlockRef {
 export interface ChainChange {
   /** Blocks of the old branch, from the fork up (empty when the chain only grew). */
   removed: BlockHeader[];
-  /** Every new canonical block, in order, with no gap: from the fork (or the old head + 1) to the head. */
+  /**
+   * Every new canonical block, in order, with no gap: from the fork (or the old head + 1) to the head (but
+   * for a head that jumped more than the window, MAX_WINDOW blocks, ahead: the blocks below it are not read).
+   */
   added: BlockHeader[];
 }
 
@@ -61,10 +73,24 @@ export interface ChainFollower {
   /** The last final block: nothing at or below it can be reorganized away. */
   finalized(): bigint | undefined;
   safe(): bigint | undefined;
-  /** The canonical hash at a height between the last final block and the head, when known. */
+  /** The canonical hash at a height of the followed window (up to MAX_WINDOW below the head), when known. */
   canonicalHash(n: bigint): string | undefined;
-  /** The height of a canonical block between the last final block and the head, by hash. */
+  /** The height of a canonical block of the followed window, by hash. */
   numberOf(hash: string): bigint | undefined;
+  /**
+   * The blocks of a branch a reorg dropped, up to block `number` `hash`, lowest first: from its fork with the
+   * canonical chain, or from the lowest of them this follower saw dropped (a reorg reaching below the blocks
+   * it had followed since it started); undefined when it did not see that block dropped.
+   */
+  droppedBranch(number: bigint, hash: string): BlockRef[] | undefined;
+  /** The hash of the node's block `n`, read from a node now (never from a cache); undefined: none yet. */
+  readHash(n: bigint): Promise<string | undefined>;
+  /**
+   * The node's chain no longer holds the blocks from `from` up as they were read, though the follower saw
+   * no reorg there (the index found it against the node's own hashes, say after a restart; the caller says
+   * so in the log): the reorg listeners drop what was kept of them.
+   */
+  staleFrom(from: bigint): void;
   /** Called with the first height whose block changed, when a reorg is seen (before onChange). */
   onReorg(listener: (from: bigint) => void): void;
   /** Called with every change of the canonical chain, in order. */
@@ -115,7 +141,10 @@ export function createChainFollower(options: {
   const { pool, node, refs, pollMs, log } = options;
   const confirmations = BigInt(options.confirmations);
   const known = new Map<bigint, BlockHeader>();
+  /** The height of each block of `known`, by hash. */
+  const heightOf = new Map<string, bigint>();
   const recent = new Map<string, BlockHeader>();
+  const dropped = new Map<string, BlockHeader>();
   const reorgListeners: ((from: bigint) => void)[] = [];
   const changeListeners: ((change: ChainChange) => void)[] = [];
   const finalListeners: ((final: bigint) => void)[] = [];
@@ -196,22 +225,64 @@ export function createChainFollower(options: {
     }
   }
 
-  /** Lowest height kept: the last final block, as the anchor of the ancestry check. */
-  function floor(top: bigint): bigint {
+  /** The lowest height followed: MAX_WINDOW below the head. */
+  function bottom(top: bigint): bigint {
+    return top > BigInt(MAX_WINDOW) ? top - BigInt(MAX_WINDOW) : 0n;
+  }
+
+  /** The lowest height the first head's catch-up reads: the last final block, or the bottom of the window. */
+  function readFloor(top: bigint): bigint {
     const final = finalAt(top) ?? 0n;
-    const lowest = top > BigInt(MAX_WINDOW) ? top - BigInt(MAX_WINDOW) : 0n;
+    const lowest = bottom(top);
     return final > lowest ? final : lowest;
   }
 
-  function remember(h: BlockHeader) {
-    recent.delete(h.hash);
-    recent.set(h.hash, h);
-    if (recent.size > RECENT_HEADERS) recent.delete(recent.keys().next().value!);
+  /** Keeps the most recent `limit` headers of `map` by hash, `h` the newest. */
+  function keepRecent(map: Map<string, BlockHeader>, h: BlockHeader, limit: number) {
+    map.delete(h.hash);
+    map.set(h.hash, h);
+    if (map.size > limit) map.delete(map.keys().next().value!);
+  }
+
+  function setKnown(h: BlockHeader) {
+    const old = known.get(h.number);
+    if (old) heightOf.delete(old.hash);
+    known.set(h.number, h);
+    heightOf.set(h.hash, h.number);
+  }
+
+  /** The reorg listeners, with the first height whose block changed. */
+  function reorged(from: bigint) {
+    for (const listener of reorgListeners) {
+      try {
+        listener(from);
+      } catch (error) {
+        log.error("reorg listener failed", { error });
+      }
+    }
+  }
+
+  /** Logs a reorg: an error when it dropped a block taken as final (answers about it were kept for ever). */
+  function logReorg(removed: BlockHeader[], top: BlockHeader, finalBefore: bigint | undefined) {
+    const from = removed[0]!.number;
+    const fields = {
+      from: from.toString(),
+      depth: removed.length,
+      head: top.number.toString(),
+      finalized: finalBefore?.toString(),
+    };
+    if (finalBefore !== undefined && from <= finalBefore) {
+      log.error(
+        `chain reorganization ${removed.length} blocks deep, past the finality depth: blocks from ${from} up were taken as final; answers about them are dropped from every cache tier and the index is rewound`,
+        fields,
+      );
+    } else log.warn("chain reorganization", fields);
   }
 
   /** Makes `top` the head, `incoming` canonical, and tells the listeners what changed. */
   function adopt(top: BlockHeader, incoming: Map<bigint, BlockHeader>, changedFrom: bigint | undefined) {
     const previous = head;
+    const finalBefore = previous ? finalAt(previous.number) : undefined;
     const removed: BlockHeader[] = [];
     if (previous && changedFrom !== undefined) {
       for (let n = changedFrom; n <= previous.number; n++) {
@@ -219,23 +290,30 @@ export function createChainFollower(options: {
         if (old) removed.push(old);
       }
     }
-    for (const [n, h] of incoming) known.set(n, h);
-    const low = floor(top.number);
-    for (const n of known.keys()) if (n < low) known.delete(n);
+    for (const old of removed) keepRecent(dropped, old, DROPPED_HEADERS);
+    for (const h of incoming.values()) setKnown(h);
+    const low = bottom(top.number);
+    for (const [n, h] of known) {
+      if (n >= low) continue;
+      known.delete(n);
+      heightOf.delete(h.hash);
+    }
     head = top;
     confirmedAt = Date.now();
-    if (!previous) return;
+    if (!previous) {
+      // The first head: nothing changed, but the last final block is known from now on.
+      finalityMoved();
+      return;
+    }
     const added: BlockHeader[] = [];
-    for (let n = changedFrom ?? previous.number + 1n; n <= top.number; n++) added.push(known.get(n)!);
+    // From the fork or the old head up; a head that jumped past the whole window leaves out what was not read.
+    for (let n = changedFrom ?? previous.number + 1n; n <= top.number; n++) {
+      const block = known.get(n);
+      if (block) added.push(block);
+    }
     if (removed.length > 0) {
-      log.warn("chain reorganization", { from: removed[0]!.number.toString(), head: top.number.toString() });
-      for (const listener of reorgListeners) {
-        try {
-          listener(removed[0]!.number);
-        } catch (error) {
-          log.error("reorg listener failed", { error });
-        }
-      }
+      logReorg(removed, top, finalBefore);
+      reorged(removed[0]!.number);
     }
     const change = { removed, added };
     for (const listener of changeListeners) {
@@ -252,7 +330,9 @@ export function createChainFollower(options: {
   /** Catches up to `top`: reads the heights missing, links them, and finds where the chain changed. */
   async function follow(top: BlockHeader): Promise<void> {
     if (head && (top.number < head.number || known.get(top.number)?.hash === top.hash)) return;
-    const low = floor(top.number);
+    // Every block after the head is read (within the window), so listeners get each with no gap; the first
+    // head reads from the last final block.
+    const low = head ? bottom(top.number) : readFloor(top.number);
     const start = head && head.number + 1n > low ? head.number + 1n : low;
     const incoming = new Map<bigint, BlockHeader>([[top.number, top]]);
     // Headers pushed just before (a reorg's new branch) link without asking the node.
@@ -270,10 +350,15 @@ export function createChainFollower(options: {
     for (const h of await Promise.all(heights.map((n) => header(refs.encode(n), n))))
       if (h) incoming.set(h.number, h);
 
-    // Walk down from the head until the chain links to a block already known with the same hash.
+    // Walk down from the head until the chain links to a block already known with the same hash: past the
+    // last final block if need be (a reorg deeper than the finality depth), to the bottom of the window or
+    // of what is known (below it there is nothing to compare with: the chain is taken as linked there).
+    const floor = bottom(top.number);
+    let lowestKnown = top.number;
+    for (const n of known.keys()) if (n < lowestKnown) lowestKnown = n;
     let changedFrom: bigint | undefined;
     let current = top;
-    while (current.number > low) {
+    while (current.number > floor) {
       const knownHere = known.get(current.number);
       if (knownHere?.hash === current.hash) break;
       if (knownHere) changedFrom = current.number;
@@ -281,7 +366,12 @@ export function createChainFollower(options: {
       let parent = incoming.get(parentNumber);
       if (parent?.hash !== current.parentHash) {
         const knownParent = known.get(parentNumber);
-        if (knownParent?.hash === current.parentHash || (!knownParent && parentNumber < start)) break;
+        if (
+          knownParent?.hash === current.parentHash ||
+          (!knownParent && (parentNumber < start || parentNumber < lowestKnown))
+        ) {
+          break;
+        }
         // The known parent was reorganized away: find the one that replaced it.
         parent = recent.get(current.parentHash) ?? (await header(refs.encode(parentNumber), parentNumber));
         // The chain moved again while we walked: the next head starts over.
@@ -289,6 +379,14 @@ export function createChainFollower(options: {
         incoming.set(parentNumber, parent);
       }
       current = parent;
+    }
+    const knownAtFloor = known.get(current.number);
+    if (current.number === floor && knownAtFloor && knownAtFloor.hash !== current.hash) {
+      // Deeper than the window: its fork is out of sight, and everything followed is taken as dropped.
+      log.error(`chain reorganization deeper than the ${MAX_WINDOW} blocks followed below the head`, {
+        head: top.number.toString(),
+      });
+      changedFrom = floor;
     }
     adopt(top, incoming, changedFrom);
   }
@@ -308,7 +406,7 @@ export function createChainFollower(options: {
 
   function observe(h: BlockHeader) {
     if (stopped) return;
-    remember(h);
+    keepRecent(recent, h, RECENT_HEADERS);
     if (head) {
       if (known.get(h.number)?.hash === h.hash) {
         if (h.number === head.number) confirmedAt = Date.now();
@@ -342,10 +440,21 @@ export function createChainFollower(options: {
       return nodeSafe > depth ? depth : nodeSafe > f ? nodeSafe : f;
     },
     canonicalHash: (n) => known.get(n)?.hash,
-    numberOf(hash) {
-      for (const [n, h] of known) if (h.hash === hash) return n;
-      return undefined;
+    numberOf: (hash) => heightOf.get(hash),
+    droppedBranch(number, hash) {
+      const branch: BlockRef[] = [];
+      for (let block = dropped.get(hash); block; block = dropped.get(block.parentHash)) {
+        // A block dropped once may be canonical again (the chain went back to its branch).
+        if (block.number !== number - BigInt(branch.length) || known.get(block.number)?.hash === block.hash)
+          break;
+        branch.push({ number: block.number, hash: block.hash });
+      }
+      return branch.length === 0 ? undefined : branch.reverse();
     },
+    async readHash(n) {
+      return (await header(refs.encode(n), n))?.hash;
+    },
+    staleFrom: reorged,
     onReorg: (listener) => void reorgListeners.push(listener),
     onChange: (listener) => void changeListeners.push(listener),
     onFinalized: (listener) => void finalListeners.push(listener),

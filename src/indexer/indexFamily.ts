@@ -60,8 +60,6 @@ export interface FamilyIndex<B extends IndexedBlock, F = unknown> {
   fetchBlock(ref: string): Promise<F | undefined>;
   /** What the index keeps of a block read. */
   decodeBlock(fetched: F): B;
-  /** The hash of the node's block `ref`, in the form the writer stores; undefined where it has none. */
-  readHash(ref: string): Promise<string | undefined>;
   /**
    * Runs before a group is written, so that a block's results are whole once it is in the index (EVM: the
    * metadata of the tokens its transfers name).

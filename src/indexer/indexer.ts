@@ -85,6 +85,7 @@ export function startIndexer(options: IndexerOptions): Indexer {
       maintained: (seconds) => events?.maintained?.(seconds),
     }),
     ahead: undefined,
+    stalls: 0,
     stopped: () => stopped,
   };
 

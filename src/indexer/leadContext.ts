@@ -44,5 +44,7 @@ export interface LeadContext {
   readonly maintenance: Maintenance;
   /** The reads of the window after the one being written, if started. */
   ahead: ReadAhead | undefined;
+  /** Windows in a row that could not progress (window.ts backs off by it); 0 once a group is written. */
+  stalls: number;
   stopped(): boolean;
 }

@@ -14,6 +14,8 @@ import { rewind } from "./rewind";
 export const WINDOW_BLOCKS = 32n;
 /** A write group closes at this many transfers (or at the end of the window). */
 const GROUP_TRANSFERS = 5_000;
+/** The longest wait after a window that could not progress (it doubles from the head's poll period). */
+const MAX_STALL_MS = 30_000;
 
 class ReorgError extends Error {
   constructor(readonly at: bigint) {
@@ -45,6 +47,7 @@ function createGroup(ctx: LeadContext, progress: Progress) {
       progress.written(blocks.length, transfers);
       ctx.maintenance.added(transfers);
       ctx.events?.written?.(blocks.length, transfers, cursor.lastBlock, seconds);
+      ctx.stalls = 0;
       blocks = [];
       transfers = 0;
     },
@@ -99,7 +102,7 @@ export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progr
     ctx.ahead = undefined;
     await group.flush().catch(() => {});
     if (error instanceof ReorgError) {
-      await rewind(ctx, error.at);
+      if (!(await rewind(ctx, error.at))) await stalled(ctx, error.at);
       return false;
     }
     if (error instanceof TornReadError) {
@@ -108,4 +111,21 @@ export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progr
     }
     throw error;
   }
+}
+
+/**
+ * Block `at` did not extend the index, yet the node holds every block the index has below it: the block was
+ * read from a branch the node has left (an answer by height kept before a reorg, or a read racing the
+ * node's own switch). What was kept of the blocks from `at` up is dropped, so the next read asks the node;
+ * the wait doubles while that does not help, and says why.
+ */
+async function stalled(ctx: LeadContext, at: bigint): Promise<void> {
+  ctx.stalls++;
+  const waitMs = Math.min(ctx.pollMs * 2 ** Math.min(ctx.stalls - 1, 16), MAX_STALL_MS);
+  ctx.log.warn(
+    `block ${at} as read does not extend the index, whose block ${at - 1n} the node still holds: it was read from another branch; reading it again from the node in ${waitMs} ms`,
+    { block: at.toString(), attempt: ctx.stalls },
+  );
+  ctx.head.staleFrom(at);
+  await ctx.wakeups.sleep(waitMs);
 }

@@ -11,7 +11,11 @@ import {
   type WatchResults,
 } from "./watchFiltersSubscription";
 
-const blocksOnly: WatchResults = { lastBlockNumber: async () => 5n, results: async () => [], chain: "ETH" };
+const blocksOnly: WatchResults = {
+  lastBlockNumber: async () => 5n,
+  results: async () => ({ hash: "", results: [] }),
+  chain: "ETH",
+};
 
 test("options: version and pending; pending refused naming the chain where the family matches no mempool", () => {
   const kind = createWatchFiltersSubscription({ watch: blocksOnly });

@@ -7,6 +7,7 @@
  * block's does. One mempool follower (the family's PendingFeed) runs while a pending subscription does.
  */
 import type { ChainInfo } from "../blockchain";
+import { hashDigits } from "../blockHeader";
 import type { Caller } from "../caller";
 import type { Sql } from "../db/database";
 import type { ChainChange } from "../engine/chainFollower";
@@ -25,6 +26,8 @@ import type {
 const WATCH_POLL_MS = 1_000;
 /** The most processed blocks one pass sends, so a long backlog does not hold the others. */
 const WATCH_BLOCKS_PER_PASS = 100;
+/** Canonical blocks remembered from the chain follower's changes (as many as it follows below the head). */
+const CANONICAL_KEPT = 1_024;
 
 export type WatchVersion = "v1" | "v2";
 
@@ -72,11 +75,17 @@ export interface PendingWatchOptions {
   log: Logger;
 }
 
+/** A processed block's results for one caller, and the block's hash as the index holds it (hex digits). */
+export interface ProcessedResults {
+  hash: string;
+  results: unknown[];
+}
+
 export interface WatchResults {
   /** The last processed block (watch filters' lastBlockNumber). */
   lastBlockNumber(): Promise<bigint>;
   /** Every result of a processed block for the caller's filters, in check's order. */
-  results(caller: Caller, block: number, version: WatchVersion): Promise<unknown[]>;
+  results(caller: Caller, block: number, version: WatchVersion): Promise<ProcessedResults>;
   /** The chain's mempool matching, where its family has it; unset: `"pending": true` is refused. */
   pending?: PendingWatch;
   /** The chain's name (CHAIN), for that refusal. */
@@ -123,7 +132,12 @@ export function createWatchFiltersSubscription(options: {
   };
 }
 
-/** The processed blocks of each (key, version, pending) group, sent to its members; mempool results too. */
+/**
+ * The processed blocks of each (key, version, pending) group, sent to its members; mempool results too. A
+ * reorg that drops blocks already sent (only one deeper than the finality depth reaches processed blocks)
+ * moves each group back to its fork, and a block is sent only once the index holds the chain's block at its
+ * height (the indexer undoes the reorg on its own path, after the follower has told of it).
+ */
 function openWatch(
   watch: WatchResults,
   context: SubscriptionContext<WatchOptions>,
@@ -136,6 +150,23 @@ function openWatch(
   let watchAgain = false;
   let stopped = false;
   const mempool = openPending(watch, watchGroups, notify, log);
+  /** The chain follower's canonical blocks by height, as hash digits, the most recent CANONICAL_KEPT. */
+  const canonical = new Map<bigint, string>();
+
+  /** Follows the chain's change: its blocks, and groups that sent blocks it dropped go back to the fork. */
+  function follow(change: ChainChange) {
+    for (const block of change.removed) canonical.delete(block.number);
+    for (const block of change.added) {
+      canonical.delete(block.number);
+      canonical.set(block.number, hashDigits(block.hash));
+    }
+    while (canonical.size > CANONICAL_KEPT) canonical.delete(canonical.keys().next().value!);
+    const fork = change.removed[0]?.number;
+    if (fork === undefined) return;
+    for (const group of watchGroups.values()) {
+      if (group.lastSent !== undefined && group.lastSent >= fork) group.lastSent = fork - 1n;
+    }
+  }
 
   function pumpWatch() {
     if (watching) {
@@ -162,7 +193,10 @@ function openWatch(
     if (from === undefined) return;
     const end = last - from > WATCH_BLOCKS_PER_PASS ? from + BigInt(WATCH_BLOCKS_PER_PASS) : last;
     for (let block = from + 1n; block <= end && group.members.size > 0; block++) {
-      const results = await watch.results(group.caller, Number(block), group.options.version);
+      const { hash, results } = await watch.results(group.caller, Number(block), group.options.version);
+      // The index still holds a block a reorg dropped: it is sent once the indexer has undone it.
+      const expected = canonical.get(block);
+      if (expected !== undefined && expected !== hash) return;
       for (const result of results) {
         const text = toJson(result);
         for (const member of group.members) notify(member, text);
@@ -224,6 +258,7 @@ function openWatch(
     join,
     leave,
     changed(change) {
+      follow(change);
       mempool.changed(change);
       pumpIfWatched();
     },

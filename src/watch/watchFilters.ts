@@ -56,8 +56,15 @@ export interface WatchFilters {
   checkV2(caller: Caller, number: number, offset: number): Promise<{ filters: FilterResultOut[] }>;
   /** The last processed block (lastBlockNumber), -1 before any. */
   processedUpTo(): Promise<bigint>;
-  /** Every result of a processed block for the caller's filters, in check's (or check_v2's) order. */
-  results(caller: Caller, number: number, version: WatchVersion): Promise<FilterResultOut[]>;
+  /**
+   * Every result of a processed block for the caller's filters, in check's (or check_v2's) order, and the
+   * block's hash as the index holds it (hex digits).
+   */
+  results(
+    caller: Caller,
+    number: number,
+    version: WatchVersion,
+  ): Promise<{ hash: string; results: FilterResultOut[] }>;
 }
 
 export function createWatchFilters(options: {
@@ -225,7 +232,8 @@ export function createWatchFilters(options: {
     },
 
     async results(caller, number, version) {
-      return matcher.results(caller.keyHash, await processedBlock(number), version);
+      const block = await processedBlock(number);
+      return { hash: block.hash, results: await matcher.results(caller.keyHash, block, version) };
     },
   };
 }

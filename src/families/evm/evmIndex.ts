@@ -39,10 +39,6 @@ export const evmIndex: IndexFamily<DecodedBlock, FetchedBlock> = {
         return { block, receipts };
       },
       decodeBlock: ({ block, receipts }) => decodeBlock(block, receipts),
-      async readHash(ref) {
-        const raw = await callText(engine, "eth_getBlockByNumber", [ref, false]);
-        return raw === "null" ? undefined : (JSON.parse(raw) as { hash: string }).hash.toLowerCase();
-      },
       beforeWrite: (blocks) => lookups.readNew(new Set(blocks.flatMap((block) => block.tokens))),
     };
   },

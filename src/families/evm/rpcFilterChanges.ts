@@ -3,9 +3,11 @@
  * gained after the filter's cursor, as the chain follower knows it, and what a reorg took back.
  *
  * - The cursor is the last block covered and the recent blocks delivered (number, hash) that a reorg could
- *   still drop (those above the last final block). A delivered block whose hash is no longer the canonical
- *   one at its height was dropped, and every delivered block above it: a log filter gives their matching
- *   logs again with `"removed": true` (lowest block first), then both kinds go on from the fork.
+ *   still drop (those above the last final block, and the highest final one: a reorg deeper than the
+ *   finality depth drops it too). A delivered block whose hash is no longer the canonical one at its height
+ *   was dropped, and every block of its branch from the fork up (the chain follower names the branch's
+ *   blocks below it, a deep reorg's, as far as it saw them dropped): a log filter gives their matching logs
+ *   again with `"removed": true` (lowest block first), then both kinds go on from the fork.
  * - New blocks are the canonical ones after the cursor up to the head (and a log filter's toBlock), at most
  *   BLOCK_POLL_BLOCKS of them for a block filter and LOG_POLL_BLOCKS for a log filter: a filter left behind
  *   catches up over several polls, each one token. A log filter reads each block's receipts through the
@@ -91,12 +93,31 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     onRead: (from) => source.events?.blockLogs(from),
   });
 
-  /** The index of the lowest delivered block the canonical chain no longer has; -1 when none. */
-  function forkIndex(delivered: DeliveredBlock[]): number {
-    return delivered.findIndex((b) => {
+  /**
+   * The delivered blocks a reorg dropped, lowest first, with those of their branch below the lowest one
+   * (not in the cursor: final when delivered); undefined when the chain still has them all.
+   */
+  function droppedOf(delivered: DeliveredBlock[]): { fork: bigint; blocks: DeliveredBlock[] } | undefined {
+    const index = delivered.findIndex((b) => {
       const canonical = head.canonicalHash(b.number);
       return canonical !== undefined && canonical !== b.hash;
     });
+    if (index < 0) return undefined;
+    const lowest = delivered[index]!;
+    const below = head.droppedBranch(lowest.number, lowest.hash)?.slice(0, -1) ?? [];
+    return { fork: below[0]?.number ?? lowest.number, blocks: [...below, ...delivered.slice(index)] };
+  }
+
+  /** Where a poll starts after the cursor: at the fork where a reorg dropped what it delivered. */
+  function rewound(cursor: RpcFilterCursor) {
+    const dropped = droppedOf(cursor.delivered);
+    const last = cursor.lastBlock ?? 0n;
+    if (!dropped) return { last, delivered: cursor.delivered, dropped: [] };
+    return {
+      last: dropped.fork - 1n < last ? dropped.fork - 1n : last,
+      delivered: cursor.delivered.filter((b) => b.number < dropped.fork),
+      dropped: dropped.blocks,
+    };
   }
 
   /** The new blocks of a poll: after `last` (and from `bounds.from`), up to the head, `bounds.to`, `most`. */
@@ -112,11 +133,15 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     return out;
   }
 
-  /** The cursor after a poll: the blocks delivered that a reorg could still drop, the most recent kept. */
+  /**
+   * The cursor after a poll: the blocks delivered that a reorg could still drop, the most recent kept, and
+   * the highest final one (a reorg past the finality depth is seen by it).
+   */
   function nextCursor(last: bigint, delivered: DeliveredBlock[]): RpcFilterCursor {
     const final = head.finalized();
-    const open = delivered.filter((b) => final === undefined || b.number > final);
-    return { lastBlock: last, delivered: open.slice(-FILTER_REORG_BLOCKS), lastSeq: null };
+    const firstOpen = delivered.findIndex((b) => final === undefined || b.number > final);
+    const from = firstOpen < 0 ? delivered.length - 1 : firstOpen > 0 ? firstOpen - 1 : 0;
+    return { lastBlock: last, delivered: delivered.slice(from).slice(-FILTER_REORG_BLOCKS), lastSeq: null };
   }
 
   /** Reads in windows of READ_WINDOW, in order; stops at the first block `read` gives nothing for. */
@@ -194,15 +219,9 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
 
   return {
     async blocks(cursor) {
-      let last = cursor.lastBlock ?? 0n;
-      let delivered = cursor.delivered;
-      const fork = forkIndex(delivered);
-      if (fork >= 0) {
-        last = delivered[fork]!.number - 1n;
-        delivered = delivered.slice(0, fork);
-      }
+      let { last, delivered, dropped } = rewound(cursor);
       const added = await inWindows(span(last, {}, BLOCK_POLL_BLOCKS), hashOf);
-      if (fork < 0 && added.length === 0) return { results: [], cursor, moved: false };
+      if (dropped.length === 0 && added.length === 0) return { results: [], cursor, moved: false };
       if (added.length > 0) last = added[added.length - 1]!.number;
       return {
         results: added.map((b) => JSON.stringify(b.hash)),
@@ -212,21 +231,15 @@ export function createChangeReader(source: ChangeSource): ChangeReader {
     },
 
     async logs(cursor, match, bounds) {
-      let last = cursor.lastBlock ?? 0n;
-      let delivered = cursor.delivered;
+      let { last, delivered, dropped } = rewound(cursor);
       const results: string[] = [];
-      const fork = forkIndex(delivered);
-      if (fork >= 0) {
-        for (const block of delivered.slice(fork)) {
-          for (const l of await droppedLogs(block)) {
-            if (match(l)) results.push(JSON.stringify({ ...l, removed: true }));
-          }
+      for (const block of dropped) {
+        for (const l of await droppedLogs(block)) {
+          if (match(l)) results.push(JSON.stringify({ ...l, removed: true }));
         }
-        last = delivered[fork]!.number - 1n;
-        delivered = delivered.slice(0, fork);
       }
       const read = await inWindows(span(last, bounds, LOG_POLL_BLOCKS), blockLogs);
-      if (fork < 0 && read.length === 0) return { results, cursor, moved: false };
+      if (dropped.length === 0 && read.length === 0) return { results, cursor, moved: false };
       const named: DeliveredBlock[] = [];
       for (const block of read) {
         await keep(block);

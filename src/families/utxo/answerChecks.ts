@@ -47,6 +47,10 @@ export function verifyTransaction(params: unknown[], raw: string): string | unde
   return block === undefined || inBlock === block ? undefined : asked("block", inBlock, block);
 }
 
+/** The block hash a `getblockhash` answer is (checked by verifyBlockHash first). */
+export const hashOfAnswer = (raw: string): string | undefined =>
+  isJsonString(raw) ? (JSON.parse(raw) as string).toLowerCase() : undefined;
+
 /** `getblockhash`: a block hash. */
 export function verifyBlockHash(_params: unknown[], raw: string): string | undefined {
   const hash = isJsonString(raw) ? (JSON.parse(raw) as string) : undefined;

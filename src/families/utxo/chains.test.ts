@@ -6,7 +6,7 @@ import { describeUtxoChain } from "./chains";
 const LTC_REGTEST = "regtest:530827f38f93b43ed12af0b3ad25a288dc02ed74d6d7857862df51fc56c416f9";
 const BTC_MAIN = "main:000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f";
 
-test("each CHAIN: its SLIP-44 coin type, coin, 8 decimals, block time and depth; regtest final at once", () => {
+test("each CHAIN: its SLIP-44 coin type, coin, 8 decimals, block time and depth; regtest one block deep", () => {
   expect(describeUtxoChain(BTC_MAIN, { blockchain: "BTC" })).toEqual({
     chainId: 0n,
     blockchain: "BTC",
@@ -39,7 +39,7 @@ test("each CHAIN: its SLIP-44 coin type, coin, 8 decimals, block time and depth;
   });
   expect(describeUtxoChain(LTC_REGTEST, { blockchain: "LTC" })).toMatchObject({
     chainId: 2n,
-    confirmations: 0,
+    confirmations: 1,
     blockTimeMs: 1_000,
     devChain: true,
     network: "regtest",

@@ -120,6 +120,8 @@ export const UTXO_CHAINS: ReadonlySet<Blockchain> = new Set(Object.keys(COINS) a
 
 /** A regtest chain makes blocks on demand: answers about its blocks are kept about this long. */
 const REGTEST_BLOCK_TIME_MS = 1_000;
+/** CONFIRMATIONS on regtest. */
+const REGTEST_CONFIRMATIONS = 1;
 
 /**
  * The chain an identity (`<chain>:<genesis hash>`) names, for CHAIN; a ConfigError naming the identities
@@ -148,8 +150,9 @@ export function describeUtxoChain(
     blockchain,
     nativeSymbol: coin.symbol,
     nativeDecimals: DECIMALS,
-    // Finality is counted in blocks (these nodes name no final block); a regtest chain is final at once.
-    confirmations: overrides.confirmations ?? (devChain ? 0 : coin.confirmations),
+    // Finality is counted in blocks (these nodes name no final block). On regtest one block deep: a dev
+    // node's reorgs (invalidateblock) are what its users test, and a reorg past even that is followed.
+    confirmations: overrides.confirmations ?? (devChain ? REGTEST_CONFIRMATIONS : coin.confirmations),
     blockTimeMs: devChain ? REGTEST_BLOCK_TIME_MS : coin.blockTimeMs,
     devChain,
     network: network.chain,

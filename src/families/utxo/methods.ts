@@ -19,7 +19,7 @@ import type { HeadMethod } from "../../engine/headMethods";
 import type { MethodTable } from "../../engine/methodTable";
 import type { FamilyOperationDeps, FamilyOperations } from "../../operations/familyOperations";
 import { type NodeMethodRow, nodeOperation, type ParamSpec } from "../../operations/operation";
-import { verifyBlock, verifyBlockHash, verifyTransaction } from "./answerChecks";
+import { hashOfAnswer, verifyBlock, verifyBlockHash, verifyTransaction } from "./answerChecks";
 import { blockLive, transactionLive } from "./live";
 import { createUtxoFetch } from "./utxoFetch";
 
@@ -89,7 +89,7 @@ const ROWS: UtxoMethodRow[] = [
     "getblockhash",
     "The hash of the main chain's block at a height.",
     [p.height],
-    { ...BY_HEIGHT, verify: verifyBlockHash },
+    { ...BY_HEIGHT, verify: verifyBlockHash, answerHash: hashOfAnswer },
     Hash,
   ),
   row(

@@ -99,7 +99,6 @@ export function createUtxoIndex(options: { sql: Sql; engine: Engine }) {
       return readBlock(engine, hash, await nodeDialect());
     },
     decodeBlock: decodeUtxoBlock,
-    readHash: (ref: string) => hashAt(engine, ref),
     async beforeWrite(blocks: readonly UtxoBlock[]): Promise<void> {
       if (blocks.length === 0) return;
       firstBlock ??= (await writer.state())?.firstBlock ?? blocks[0]!.number;
