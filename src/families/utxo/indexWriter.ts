@@ -1,12 +1,13 @@
 /**
- * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql): the indexer's writes, and its
- * rewind. Blocks are written in groups, each group in one transaction with the progress row (a crash leaves
- * the index at a group boundary). Rows go in as every family's do (../indexRows.ts: `unnest` of text
- * arrays), hex decoded to bytea, amounts cast exactly. The outputs a group's inputs spend are marked spent
- * in the same transaction (those of the group itself once inserted); a rewind unspends what the removed
- * blocks spent, deletes their rows, table by table, and makes their days' figures again from what remains.
- * Scripts and (day, address) pairs already written are remembered (a bounded set), so that an address seen
- * again costs no insert that would do nothing.
+ * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql, and 008's address totals): the
+ * indexer's writes, and its rewind. Blocks are written in groups, each group in one transaction with the
+ * progress row (a crash leaves the index at a group boundary). Rows go in as every family's do
+ * (../indexRows.ts: `unnest` of text arrays), hex decoded to bytea, amounts cast exactly. The outputs a
+ * group's inputs spend are marked spent in the same transaction (those of the group itself once inserted),
+ * and each address's totals move with its rows; a rewind unspends what the removed blocks spent, deletes
+ * their rows, table by table (taking them off the totals), and makes their days' figures again from what
+ * remains. Scripts and (day, address) pairs already written are remembered (a bounded set), so that an
+ * address seen again costs no insert that would do nothing.
  */
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
@@ -161,6 +162,12 @@ function addressRows(tx: UtxoTransaction) {
   return rows;
 }
 
+/** Columns of address_totals (sql/utxo/008) added and subtracted as the rows come and go. */
+const TOTALS = ["funded_count", "funded_sum", "spent_count", "spent_sum", "tx_count"] as const;
+/** The totals of address_transaction rows (`rows`), by address. */
+const totalsOf = (rows: string) => `select address, sum(outputs) as funded_count, sum(received) as funded_sum,
+  sum(inputs) as spent_count, sum(sent) as spent_sum, count(*) as tx_count from ${rows} group by address`;
+
 const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
   "address_transactions",
   [
@@ -186,6 +193,10 @@ const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
         text(r.inputs),
       ]),
     ),
+  "",
+  // Each address's totals move with its rows, in the same statement.
+  `insert into address_totals as s (address, ${TOTALS.join(", ")}) ${totalsOf("inserted")}
+    on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
 );
 
 /** In the order they are written: blocks first, which the others reference. */
@@ -315,6 +326,20 @@ async function addDailyStats(tx: Tx, first: string, last: string): Promise<void>
       miners_reward = s.miners_reward + excluded.miners_reward, total_vsize = s.total_vsize + excluded.total_vsize`;
 }
 
+/**
+ * Deletes the address rows of blocks from `from` up, and takes them off their addresses' totals: an address
+ * left without rows loses its totals row (the two changes touch different rows of it, as one statement must).
+ */
+async function removeAddressRows(tx: Tx, from: string): Promise<void> {
+  await tx`with removed as (
+      delete from address_transactions where block_number >= ${from}::bigint
+      returning address, received, sent, outputs, inputs),
+    r as (${tx.unsafe(totalsOf("removed"))}),
+    emptied as (delete from address_totals s using r where s.address = r.address and s.tx_count = r.tx_count)
+    update address_totals s set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} - r.${c}`).join(", "))}
+    from r where s.address = r.address and s.tx_count <> r.tx_count`;
+}
+
 /** Removes blocks from `from` up: unspends what they spent, and makes their days' figures again. */
 async function removeFrom(tx: Tx, from: string): Promise<void> {
   const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
@@ -323,7 +348,7 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
   if (days.length === 0) return;
   await tx`update outputs set spent_txid = null, spent_vin = null, spent_block = null
     where spent_block >= ${from}::bigint`;
-  await tx`delete from address_transactions where block_number >= ${from}::bigint`;
+  await removeAddressRows(tx, from);
   await tx`delete from outputs where block_number >= ${from}::bigint`;
   await tx`delete from transactions where block_number >= ${from}::bigint`;
   await tx`delete from blocks where number >= ${from}::bigint`;
@@ -384,8 +409,8 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
     async maintain() {
       // Autovacuum waits for a fifth of a table to be new before it looks: until then the planner thinks a
       // grown table is small, and index-only scans visit the heap.
-      await sql`vacuum (analyze) blocks, transactions, outputs, address_transactions, address_scripts, daily_stats,
-        day_addresses`;
+      await sql`vacuum (analyze) blocks, transactions, outputs, address_transactions, address_totals, address_scripts,
+        daily_stats, day_addresses`;
     },
 
     async rewind(from, expectedLast) {

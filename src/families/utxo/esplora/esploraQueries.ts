@@ -1,9 +1,8 @@
 /**
- * The Esplora API's reads of the Bitcoin family's index (sql/utxo/007_utxo_index.sql): the tip, where a
- * transaction is and its fee, prevouts, what spends a
- * transaction's outputs, an address's figures, history pages and unspent outputs. Hashes and txids are
- * kept as the bytes of their hex (as the node writes them), amounts as satoshis; every list is bounded by
- * its caller's limit.
+ * The Esplora API's reads of the Bitcoin family's index (sql/utxo/007_utxo_index.sql, 008_address_totals.sql):
+ * the tip, where a transaction is and its fee, prevouts, what spends a transaction's outputs, an address's
+ * figures (its totals), history pages and unspent outputs. Hashes and txids are kept as the bytes of their
+ * hex (as the node writes them), amounts as satoshis; every list is bounded by its caller's limit.
  */
 import type { Sql } from "../../../db/database";
 import { type IndexedOutput, indexedOutputs } from "../indexedOutputs";
@@ -124,17 +123,17 @@ export function createEsploraQueries(sql: Sql): EsploraQueries {
     },
 
     async stats(address) {
-      // One row per transaction, with how many of its outputs pay the address and inputs spend from it.
-      const [row] = await sql`select coalesce(sum(outputs), 0)::text as funded_count,
-          coalesce(sum(received), 0)::text as funded_sum, coalesce(sum(inputs), 0)::text as spent_count,
-          coalesce(sum(sent), 0)::text as spent_sum, count(*)::text as tx_count
-        from address_transactions where address = ${address}`;
+      // Its totals (sql/utxo/008): one row, none for an address the index has not seen.
+      const [row] = await sql`select funded_count::text, funded_sum::text, spent_count::text, spent_sum::text,
+          tx_count::text
+        from address_totals where address = ${address}`;
+      const total = (column: string) => BigInt((row?.[column] as string | undefined) ?? "0");
       return {
-        fundedCount: BigInt(row!.funded_count as string),
-        fundedSum: BigInt(row!.funded_sum as string),
-        spentCount: BigInt(row!.spent_count as string),
-        spentSum: BigInt(row!.spent_sum as string),
-        txCount: BigInt(row!.tx_count as string),
+        fundedCount: total("funded_count"),
+        fundedSum: total("funded_sum"),
+        spentCount: total("spent_count"),
+        spentSum: total("spent_sum"),
+        txCount: total("tx_count"),
       };
     },
 
