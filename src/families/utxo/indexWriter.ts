@@ -7,7 +7,9 @@
  * and each address's totals move with its rows; a rewind unspends what the removed blocks spent, deletes
  * their rows, table by table (taking them off the totals), and makes their days' figures again from what
  * remains. Scripts and (day, address) pairs already written are remembered (a bounded set), so that an
- * address seen again costs no insert that would do nothing.
+ * address seen again costs no insert that would do nothing, and forgotten whenever the writer cannot be sure
+ * the database still holds them: a failed write, the index found elsewhere than the writer left it, a
+ * rewind, a new term of the lead.
  */
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
@@ -368,21 +370,30 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
 export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
   const knownScripts = createKnown();
   const knownDays = createKnown();
-  // Where this writer last left the index: when it ends elsewhere, another instance wrote (and may have
-  // rewound) meanwhile, and the pairs remembered may be gone.
+  // Where this writer last left the index, with what it remembers written there; undefined once it cannot
+  // be sure the database still holds what it remembers.
   let lastWritten: bigint | undefined;
+  const forget = () => {
+    knownScripts.clear();
+    knownDays.clear();
+    lastWritten = undefined;
+  };
   return {
     state: () => indexerState(sql),
     start: (firstBlock) => startIndexerState(sql, firstBlock),
     hashOf: (number) => storedHash(sql, number),
+    forget,
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
       const rows = TABLES.map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
-      if (lastWritten !== expectedLast) knownDays.clear();
-      const written = await sql.begin(async (tx) => {
+      // The index ends elsewhere than this writer left it: another instance wrote (and may have rewound)
+      // meanwhile, or a database crash lost the last groups' commits (synchronous_commit off, below; a
+      // reconnect that lost none finds the index where it was). Rows written again must not be skipped.
+      if (lastWritten !== expectedLast) forget();
+      const writing = sql.begin(async (tx) => {
         await fenceWrite(tx, last, expectedLast);
         // The index is made again from the node: a commit lost to a database crash (the last few, never a
         // part of one) leaves it at an earlier group, where the fence above sends the indexer back to resume.
@@ -401,6 +412,11 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
         await Promise.all([...statements, scripts, days]);
         return { scripts: await scripts, days: await days };
       });
+      // A failed write committed or not (a connection lost with the commit's answer): nothing remembered holds.
+      const written = await writing.catch((error) => {
+        forget();
+        throw error;
+      });
       knownScripts.add(written.scripts);
       knownDays.add(written.days);
       lastWritten = BigInt(last);
@@ -414,13 +430,12 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
     },
 
     async rewind(from, expectedLast) {
+      // The undone days' pairs are made again from what remains: some of those remembered go.
+      forget();
       await sql.begin(async (tx) => {
         await fenceRewind(tx, from, expectedLast);
         await removeFrom(tx, text(from));
       });
-      // The undone days' pairs were made again from what remains: some of those remembered are gone.
-      knownDays.clear();
-      lastWritten = from - 1n;
     },
   };
 }
