@@ -11,8 +11,10 @@ import postgres from "postgres";
 import type { Sql } from "../src/db/database";
 import { migrate, readMigrations } from "../src/db/migrate";
 import { addressStatements } from "../src/families/utxo/esplora/esploraQueries";
+import { createUtxoTransferQueries } from "../src/families/utxo/transferQueries";
 import { utxo } from "../src/families/utxo/utxo";
 import { createLogger } from "../src/log";
+import type { TransferQuery } from "../src/operations/transferQueries";
 import { onTeardown, postgresServer } from "./support/shared";
 
 /** The history: this many blocks of this many transactions, each paying the address. */
@@ -110,5 +112,39 @@ describe("Esplora's reads of an address with 100,000 transactions", () => {
     expect(nodes).not.toContain("Sort");
     // A few pages a row (the address's index, its block's, its transaction's), whatever the history's.
     expect(pages).toBeLessThanOrEqual(25 * 10);
+  });
+});
+
+describe("its transfers, page by page", () => {
+  /** The pages a transfer query's page touched (its key query's EXPLAIN ANALYZE), and its plan. */
+  async function transfersPlan(q: Partial<TransferQuery>) {
+    const query = { fromBlock: 0n, toBlock: 2n ** 63n - 1n, offset: 0, limit: 50, ...q };
+    const plan = await createUtxoTransferQueries(db).explain(query);
+    const [, hit, read] = /Buffers: shared hit=(\d+)(?: read=(\d+))?/.exec(plan)!;
+    return { plan, pages: Number(hit) + Number(read ?? 0) };
+  }
+  /** The last row of block 500: half-way through the history. */
+  const half = { blockNumber: BigInt(BLOCKS / 2), transactionIndex: PER_BLOCK - 1, logIndex: 0 };
+
+  test("a page `after` a row half-way through reads as much as its first; one 10,000 rows in by offset reads them all", async () => {
+    for (const addresses of [[ADDRESS], undefined]) {
+      const first = await transfersPlan({ addresses });
+      const deep = await transfersPlan({ addresses, fromBlock: half.blockNumber, after: half });
+      const offset = await transfersPlan({ addresses, offset: 10_000 });
+      expect(deep.plan).not.toContain("Seq Scan");
+      expect(deep.pages).toBeLessThanOrEqual(first.pages + 10);
+      expect(offset.pages).toBeGreaterThan(10 * deep.pages);
+    }
+    const rows = await createUtxoTransferQueries(db).transfers({
+      addresses: [ADDRESS],
+      fromBlock: half.blockNumber,
+      toBlock: 2n ** 63n - 1n,
+      after: half,
+      offset: 0,
+      limit: 50,
+    });
+    expect(rows.map((r) => `${r.blockNumber}:${r.transactionIndex}`)).toEqual(
+      Array.from({ length: 50 }, (_, p) => `${BLOCKS / 2 + 1}:${p}`),
+    );
   });
 });
