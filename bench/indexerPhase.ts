@@ -2,8 +2,9 @@
  * The indexer phase: a local chain of dense blocks (150 token transfers each, 100 of them to one "hot"
  * address) indexed into a real PostgreSQL server with its durable defaults (fsync on), first from the
  * node, then again into fresh databases from the disk cache, with the transfers tables in one partition and
- * in partitions of 100 blocks, side by side; then a page deep in the hot address's history (offset 50,000)
- * read over HTTP from both, with the plan PostgreSQL chose for it on many partitions.
+ * in partitions of 100 blocks, side by side; then a page deep in the hot address's history (50,000 rows in,
+ * asked `after` the row before it) read over HTTP from both, with the plan PostgreSQL chose for it on many
+ * partitions.
  *
  * Environment: BENCH_INDEX_BLOCKS (default 1000).
  */
@@ -16,7 +17,7 @@ import { createEvmTransferQueries } from "../src/families/evm/transferQueries";
 import { rpc } from "../test/support/chain";
 import { fillTokenBlocks } from "../test/support/movements";
 import { startPostgres } from "../test/support/postgres";
-import { fmt, latencies, startService, sumMetric, waitUntil } from "./support";
+import { fmt, latencies, startService, sumMetric, transfersAfter, waitUntil } from "./support";
 import type { WrkResult } from "./wrk";
 
 const BLOCKS = Number(process.env.BENCH_INDEX_BLOCKS ?? 1_000);
@@ -121,15 +122,12 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
     for (const r of runs) rows.push({ phase: "indexer", source: r.label, blocks: head + 1, transfers, ...r });
 
     // A page deep in the hot address's history, on one partition and on many, side by side.
-    const query = {
-      addresses: [HOT],
-      fromBlock: 0n,
-      toBlock: 2n ** 63n - 1n,
-      offset: DEEP_OFFSET,
-      limit: PAGE,
-    };
-    const body = JSON.stringify({ addresses: HOT, offset: DEEP_OFFSET, limit: PAGE });
     const served = runs.slice(1);
+    const sql = postgres(served.at(-1)!.databaseUrl, { max: 1, onnotice: () => {} });
+    const queries = createEvmTransferQueries(sql as never);
+    const whole = { addresses: [HOT], fromBlock: 0n, toBlock: 2n ** 63n - 1n, offset: 0, limit: PAGE };
+    const deep = await transfersAfter(queries, whole, DEEP_OFFSET);
+    const body = JSON.stringify({ addresses: HOT, after: deep.after, limit: PAGE });
     const pages = [];
     for (const run of served) {
       const url = `${run.url}/node/rest/watch_getTransfersByAddress`;
@@ -141,8 +139,7 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       pages.push({ run, page: JSON.stringify(check), ...(await latencies(url, body)) });
     }
     if (pages[0]!.page !== pages[1]!.page) throw new Error("the deep page differs between the partitionings");
-    const sql = postgres(served.at(-1)!.databaseUrl, { max: 1, onnotice: () => {} });
-    const plan = await createEvmTransferQueries(sql as never).explain(query);
+    const plan = await queries.explain(deep.query);
     const [count] = await sql`select count(*)::int as n from transfer_addresses
       where address = decode(${HOT.slice(2)}, 'hex')`;
     await sql.end();
@@ -150,7 +147,7 @@ export async function indexerPhase(lines: string[], rows: Record<string, unknown
       `| ${partitions} | ${connections} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} ms | ${fmt(r.p99Ms, 2)} ms |`;
     lines.push(
       "",
-      `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, offset ${fmt(DEEP_OFFSET)}, limit ${PAGE} (the same page from both indexes):`,
+      `watch_getTransfersByAddress for an address with ${fmt(count!.n)} transfers, ${fmt(DEEP_OFFSET)} rows in (\`after\` the row before), limit ${PAGE} (the same page from both indexes):`,
       "",
       "| partitions | connections | req/s | p50 | p99 |",
       "|---:|---:|---:|---:|---:|",

@@ -2,6 +2,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { TransferQueries, TransferQuery } from "../src/operations/transferQueries";
 import { type WrkResult, wrk } from "./wrk";
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -261,5 +262,21 @@ export async function latencies(url: string, body: string) {
     single,
     busy,
     table: ["| connections | req/s | p50 | p99 |", "|---:|---:|---:|---:|", row(1, single), row(16, busy)],
+  };
+}
+
+/**
+ * The transfers page `offset` rows into a query's answer, asked `after` the row before it (an HTTP request
+ * refuses an offset past MAX_TRANSFER_OFFSET: deeper pages go by `after`): that row, read straight from the
+ * index, as a body's `after`, and the page's query as the operation makes it.
+ */
+export async function transfersAfter(queries: TransferQueries, query: TransferQuery, offset: number) {
+  const [row] = await queries.transfers({ ...query, offset: offset - 1, limit: 1 });
+  if (!row) throw new Error(`the query has no row ${offset - 1}`);
+  const blockNumber = BigInt(row.blockNumber);
+  const { transactionIndex, logIndex } = row;
+  return {
+    after: { blockNumber: Number(blockNumber), transactionIndex, logIndex: logIndex < 0 ? null : logIndex },
+    query: { ...query, fromBlock: blockNumber, after: { blockNumber, transactionIndex, logIndex } },
   };
 }

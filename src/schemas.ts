@@ -234,12 +234,38 @@ export const Bodies = {
   tokenMetadata: body({ token_address: TokenAddress }),
 };
 
+/** The largest page of transfers. */
+export const MAX_TRANSFER_LIMIT = 500;
+/**
+ * The deepest `offset` of a transfer query: a page reads the rows it skips, so deeper pages are read after a
+ * row (`after`, keyset paging), each as cheap as the first (docs/interface.md §4.6).
+ */
+export const MAX_TRANSFER_OFFSET = 10_000;
+/** A position within a block in the index's tables (PostgreSQL's integer). */
+const IndexPosition = T.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+
+/** Keyset paging's cursor: the place of the last row seen. `nullLogIndex`: a row may have none (EVM's native rows). */
+function transferCursor(nullLogIndex: boolean) {
+  return T.Object(
+    {
+      blockNumber: T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      transactionIndex: IndexPosition,
+      logIndex: nullLogIndex ? T.Union([IndexPosition, T.Null()]) : IndexPosition,
+    },
+    {
+      additionalProperties: false,
+      description: "the last row's blockNumber, transactionIndex and logIndex, as answered",
+    },
+  );
+}
+
 /**
  * The transfer queries' bodies for a family's rows: `types`, the transferType names its index holds; `chain`,
- * the chain's name. Where it holds every type (EVM) the interface's bodies; where it holds no token type
- * the document offers only what it serves, and a refusal names the chain.
+ * the chain's name; `nullLogIndex`, whether a row may have no logIndex. Where it holds every type (EVM) the
+ * interface's bodies; where it holds no token type the document offers only what it serves, and a refusal
+ * names the chain.
  */
-export function transferBodies(types: readonly string[], chain: string) {
+export function transferBodies(types: readonly string[], chain: string, nullLogIndex: boolean) {
   const tokens = types.some((t) => t !== "trx");
   const typeNames = types.map((t) => `"${t}"`).join(", ");
   const noContracts = `null or [] (${chain} has no token contracts)`;
@@ -261,8 +287,18 @@ export function transferBodies(types: readonly string[], chain: string) {
             description: noContracts,
           }),
     ),
-    offset: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), T.Null()])),
-    limit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 500 }), T.Null()])),
+    offset: T.Optional(
+      T.Union([
+        T.Integer({
+          minimum: 0,
+          maximum: MAX_TRANSFER_OFFSET,
+          "x-past-maximum": `page deeper with "after" (the last row's blockNumber, transactionIndex and logIndex)`,
+        }),
+        T.Null(),
+      ]),
+    ),
+    limit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: MAX_TRANSFER_LIMIT }), T.Null()])),
+    after: T.Optional(T.Union([transferCursor(nullLogIndex), T.Null()])),
   };
   return {
     byAddress: body(

@@ -179,8 +179,15 @@ function toIssue(error: ValueError, prefix: Loc): ValidationIssue {
         type: "greater_than_equal",
       };
     case ValueErrorType.IntegerMaximum:
-    case ValueErrorType.NumberMaximum:
-      return { loc, msg: `Input should be less than or equal to ${schema.maximum}`, type: "less_than_equal" };
+    case ValueErrorType.NumberMaximum: {
+      // What a value past the maximum should do instead, where the schema says (`x-past-maximum`).
+      const past = typeof schema["x-past-maximum"] === "string" ? `: ${schema["x-past-maximum"]}` : "";
+      return {
+        loc,
+        msg: `Input should be less than or equal to ${schema.maximum}${past}`,
+        type: "less_than_equal",
+      };
+    }
     case ValueErrorType.StringMinLength:
       return {
         loc,

@@ -90,6 +90,55 @@ describe("transfers", () => {
     expect(offsetPast.json).toEqual([]);
   });
 
+  test("keyset paging: each page `after` the last row of the one before equals the offset page", async () => {
+    const after = (t: ExpectedTransfer) => ({
+      blockNumber: t.blockNumber,
+      transactionIndex: t.transactionIndex,
+      logIndex: t.logIndex,
+    });
+    const { alice, dave, erin } = movements.accounts;
+    const three = movements.transfers.filter((t) =>
+      [alice, dave, erin].some((a) => t.from === a || t.to === a),
+    );
+    const tokens = movements.transfers.filter((t) => t.transferType === "erc20transfer");
+    for (const [name, query, rows] of [
+      ["watch_getTransfers", {}, movements.transfers],
+      ["watch_getTransfersByAddress", { addresses: [alice, dave, erin] }, three],
+      ["watch_getTransfers", { transferType: "erc20transfer" }, tokens],
+    ] as const) {
+      for (let at = 0; at <= rows.length; at += 3) {
+        const body = { ...query, limit: 3, ...(at === 0 ? {} : { after: after(rows[at - 1]!) }) };
+        const answer = await rest(name, body);
+        expect({ body, text: answer.text }).toEqual({ body, text: page(rows.slice(at, at + 3)) });
+      }
+    }
+    // Native rows have no log index: a cursor after one names it null (it sorts before its transaction's logs).
+    const native = movements.transfers.findIndex(
+      (t, i) => t.logIndex === null && i + 1 < movements.transfers.length,
+    );
+    expect(native).toBeGreaterThanOrEqual(0);
+    const call = await jsonrpc("watch_getTransfers", [
+      { after: after(movements.transfers[native]!), limit: 2 },
+    ]);
+    expect(call.text).toBe(
+      `{"jsonrpc":"2.0","id":1,"result":${page(movements.transfers.slice(native + 1, native + 3))}}`,
+    );
+    // Offsets stop at 10,000: deeper pages go `after` a row.
+    const deep = await rest("watch_getTransfers", { offset: 10_001 });
+    expect({ status: deep.status, body: deep.json }).toEqual({
+      status: 422,
+      body: {
+        detail: [
+          {
+            loc: ["body", "offset"],
+            msg: 'Input should be less than or equal to 10000: page deeper with "after" (the last row\'s blockNumber, transactionIndex and logIndex)',
+            type: "less_than_equal",
+          },
+        ],
+      },
+    });
+  });
+
   test("by address: either side, one side, several addresses, any case", async () => {
     const { alice, bob, erin, dave } = movements.accounts;
     const of = (address: string) => movements.transfers.filter((t) => t.from === address || t.to === address);

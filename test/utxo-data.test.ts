@@ -311,6 +311,130 @@ describe("transfers", () => {
   );
 });
 
+describe("paging deep: keyset pages after a row, offsets bounded and charged by depth", () => {
+  /** A row's place, as a body's `after` names it: its blockNumber, transactionIndex and logIndex. */
+  const keyOf = (t: TruthTransfer) => ({
+    blockNumber: t.blockNumber,
+    transactionIndex: t.transactionIndex,
+    logIndex: t.logIndex,
+  });
+  /** Pages of `limit` read one `after` another, both ways: each must be the offset page of the same rows. */
+  async function walk(name: string, query: Record<string, unknown>, rows: TruthTransfer[], limit: number) {
+    let pages = 0;
+    for (let at = 0; at <= rows.length; at += limit) {
+      const body = { ...query, limit, ...(at === 0 ? {} : { after: keyOf(rows[at - 1]!) }) };
+      await both(service.url, name, body, [body], page(rows.slice(at, at + limit)));
+      pages++;
+    }
+    return pages;
+  }
+
+  test(
+    "every page `after` the last row of the one before equals the offset page: a range, addresses, a side",
+    async () => {
+      const all = truth.allTransfers();
+      expect(await walk("watch_getTransfers", {}, all, 7)).toBeGreaterThan(3);
+      const { legacy, bech32, p2sh, miner } = chain.addresses;
+      await walk("watch_getTransfersByAddress", { addresses: miner }, truth.transfers(miner), 5);
+      const several = [legacy, bech32, p2sh];
+      await walk("watch_getTransfersByAddress", { addresses: several }, truth.transfers(several), 3);
+      const sending = { addresses: several, transferDirection: "from" };
+      await walk("watch_getTransfersByAddress", sending, truth.transfers(several, { direction: "from" }), 2);
+      // With a range: rows after the cursor and within it; an offset skips rows after the cursor.
+      const { midnight, backInTime } = chain.blocks;
+      const range = { fromBlock: midnight, toBlock: backInTime };
+      const inRange = truth.allTransfers(range);
+      await walk("watch_getTransfers", range, inRange, 2);
+      const before = { ...range, after: keyOf(all[0]!), limit: 500 };
+      await both(service.url, "watch_getTransfers", before, [before], page(inRange));
+      const skipping = { after: keyOf(all[9]!), offset: 3, limit: 4 };
+      await both(service.url, "watch_getTransfers", skipping, [skipping], page(all.slice(13, 17)));
+      const last = { after: keyOf(all.at(-1)!) };
+      await both(service.url, "watch_getTransfers", last, [last], "[]");
+    },
+    SLOW_MS,
+  );
+
+  test(
+    "an offset up to 10,000 is served; past it, refused naming the bound and `after`; a bad cursor is refused",
+    async () => {
+      const deepest = { offset: 10_000, limit: 500 };
+      await both(service.url, "watch_getTransfers", deepest, [deepest], "[]");
+      const msg =
+        'Input should be less than or equal to 10000: page deeper with "after" (the last row\'s blockNumber, transactionIndex and logIndex)';
+      for (const [name, body] of [
+        ["watch_getTransfers", { offset: 10_001 }],
+        ["watch_getTransfersByAddress", { addresses: chain.addresses.miner, offset: 10_001 }],
+      ] as const) {
+        const r = await rest(service.url, name, body);
+        expect({ status: r.status, body: JSON.parse(r.text) }).toEqual({
+          status: 422,
+          body: { detail: [{ loc: ["body", "offset"], msg, type: "less_than_equal" }] },
+        });
+        expect(JSON.parse((await jsonrpc(service.url, name, [body])).text)).toEqual({
+          jsonrpc: "2.0",
+          id: 1,
+          error: { code: -32602, message: `invalid params: params[0].offset (query): ${msg}` },
+        });
+      }
+      // A cursor is a row's place as this family answers it: its logIndex (the output's index) is never null.
+      for (const [after, loc, msg, type] of [
+        [
+          { blockNumber: 1, transactionIndex: 0, logIndex: null },
+          "logIndex",
+          "Input should be a valid integer",
+          "int_type",
+        ],
+        [
+          { blockNumber: 1, transactionIndex: 0, logIndex: 0, vout: 0 },
+          "vout",
+          "Extra inputs are not permitted",
+          "extra_forbidden",
+        ],
+        [
+          { blockNumber: 1, transactionIndex: 2 ** 31, logIndex: 0 },
+          "transactionIndex",
+          "Input should be less than or equal to 2147483647",
+          "less_than_equal",
+        ],
+        [{ blockNumber: 1, logIndex: 0 }, "transactionIndex", "Field required", "missing"],
+      ] as const) {
+        const r = await rest(service.url, "watch_getTransfers", { after });
+        expect({ status: r.status, body: JSON.parse(r.text) }).toEqual({
+          status: 422,
+          body: { detail: [{ loc: ["body", "after", loc], msg, type }] },
+        });
+      }
+    },
+    SLOW_MS,
+  );
+
+  test(
+    "a page costs a token per 500 rows it reads, those its offset skips included; a page `after` a row one",
+    async () => {
+      // A second instance reading the first's index, every caller's bucket 25 tokens that hardly refill.
+      const limited = await startTestService({
+        upstreamUrls: [chain.node.url],
+        databaseUrl: service.databaseUrl,
+        env: { ...INDEX_ENV, INDEXER: "off", RATE_LIMIT: "0.001/25" },
+      });
+      try {
+        const status = async (body: Record<string, unknown>) =>
+          (await rest(limited.url, "watch_getTransfers", body)).status;
+        const all = truth.allTransfers();
+        // 1 token, however deep the row; then 21 (10,500 rows read), 3 (1,500); the bucket is empty.
+        expect(await status({ after: keyOf(all.at(-2)!), limit: 500 })).toBe(200);
+        expect(await status({ offset: 10_000, limit: 500 })).toBe(200);
+        expect(await status({ offset: 1_000, limit: 500 })).toBe(200);
+        expect(await status({ limit: 1 })).toBe(429);
+      } finally {
+        await limited.stop();
+      }
+    },
+    SLOW_MS,
+  );
+});
+
 describe("block by time and blocks by day: the running maximum of header times", () => {
   test("the chain has a block whose header time is below its parent's", () => {
     const back = truth.blocks[chain.blocks.backInTime]!;
@@ -467,6 +591,19 @@ describe("the OpenAPI document", () => {
     ]);
     expect(transfer.properties.fromAddresses).toMatchObject({ type: "array", items: { type: "string" } });
     expect(transfer.properties.transferType).toMatchObject({ const: "trx" });
+    // Its bodies page deep `after` a row, whose logIndex (an output's index) is never null; offsets stop at 10,000.
+    const body = (name: string) =>
+      doc.paths[`/node/rest/${name}`].post.requestBody.content["application/json"].schema;
+    for (const name of ["watch_getTransfers", "watch_getTransfersByAddress"]) {
+      const { offset, after } = body(name).properties;
+      expect(offset.anyOf[0]).toMatchObject({ type: "integer", minimum: 0, maximum: 10_000 });
+      expect(after.anyOf[0]).toMatchObject({
+        type: "object",
+        required: ["blockNumber", "transactionIndex", "logIndex"],
+        additionalProperties: false,
+        properties: { logIndex: { type: "integer" } },
+      });
+    }
     const stats = doc.components.schemas.DayStats;
     expect(Object.keys(stats.properties)).toEqual(DAY_STATS_MEMBERS);
     const paths = doc.paths;
@@ -504,6 +641,11 @@ describe("the OpenAPI document", () => {
     );
     const doc = buildOpenApi(table, [], [], T.Object({}), { subscriptionKinds: [] }) as any;
     expect(doc.components.schemas.Transfer).toEqual(JSON.parse(JSON.stringify(Transfer)));
+    // A native row has no logIndex: a cursor after one names it null.
+    const after =
+      doc.paths["/node/rest/watch_getTransfers"].post.requestBody.content["application/json"].schema
+        .properties.after.anyOf[0];
+    expect(after.properties.logIndex.anyOf.map((s: { type: string }) => s.type)).toEqual(["integer", "null"]);
   });
 });
 

@@ -5,15 +5,21 @@
  * three UTC days with a block whose time is below its parent's, a mempool) is indexed by the service
  * (CHAIN=LTC, INDEXER=on), and every row must be what the node's own answers imply (`truth`, computed
  * exactly from getblock and getrawtransaction; each block's fees and sums also checked against the node's
- * getblockstats). Then: the transfers of each address over JSON-RPC and REST, an index from a later block
- * (older prevouts read from the node), and a reorg by invalidateblock (a payment dropped, its other input
- * unspent again, another payment added, the days' figures corrected) followed live by both indexes.
+ * getblockstats; each address's totals, sql/utxo/008, the sums of its rows, whatever came before: writes, a
+ * reorg, a restart, or the migration filling them in an index written without them). Then: the transfers of
+ * each address over JSON-RPC and REST, an index from a later block (older prevouts read from the node), a
+ * reorg by invalidateblock (a payment dropped, its other input unspent again, another payment added, the
+ * days' figures corrected) followed live by both indexes, and one that leaves an address no row.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import type { Sql } from "../src/db/database";
+import { migrate, readMigrations } from "../src/db/migrate";
+import { utxo } from "../src/families/utxo/utxo";
 import { rfc3339 } from "../src/json";
+import { createLogger } from "../src/log";
 import { post, startTestService, type TestService } from "./support/service";
-import { onTeardown } from "./support/shared";
+import { onTeardown, postgresServer } from "./support/shared";
 import { until } from "./support/until";
 import {
   OP_RETURN_DATA,
@@ -152,7 +158,36 @@ function expectedRows(t: Truth) {
   const byKey = (a: { address: string; block_number: string; position: number | null }) =>
     `${a.address} ${a.block_number.padStart(12, "0")} ${String(a.position).padStart(6, "0")}`;
   addressRows.sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1));
-  const days = [...new Set(t.blocks.map((b) => b.day))].map((date) => {
+  return { blocks, transactions, outputs, addressRows, totals: totalsOf(addressRows), days: expectedDays(t) };
+}
+
+/** Each address's totals (sql/utxo/008 address_totals) over its rows, as text, by address. */
+function totalsOf(
+  rows: readonly { address: string; received: string; sent: string; outputs: number; inputs: number }[],
+) {
+  const totals = new Map<string, bigint[]>();
+  for (const r of rows) {
+    const t = totals.get(r.address) ?? [0n, 0n, 0n, 0n, 0n];
+    [r.outputs, r.received, r.inputs, r.sent, 1].forEach((v, i) => {
+      t[i]! += BigInt(v);
+    });
+    totals.set(r.address, t);
+  }
+  return [...totals]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([address, t]) => ({
+      address,
+      funded_count: s(t[0]!),
+      funded_sum: s(t[1]!),
+      spent_count: s(t[2]!),
+      spent_sum: s(t[3]!),
+      tx_count: s(t[4]!),
+    }));
+}
+
+/** Each day's figures (daily_stats), as text. */
+function expectedDays(t: Truth) {
+  return [...new Set(t.blocks.map((b) => b.day))].map((date) => {
     const d = t.day(date)!;
     return {
       day: date,
@@ -168,7 +203,6 @@ function expectedRows(t: Truth) {
       average_fee_rate: s(d.averageFeeRate),
     };
   });
-  return { blocks, transactions, outputs, addressRows, days };
 }
 
 /** The index's tables, as rows of text. */
@@ -189,6 +223,9 @@ async function indexRows(sql: postgres.Sql) {
   const addressRows = await sql`select address, block_number::text, position, encode(txid, 'hex') as txid,
       received::text, sent::text, outputs, inputs
     from address_transactions a order by a.address collate "C", a.block_number, a.position`;
+  const totals = await sql`select address, funded_count::text, funded_sum::text, spent_count::text,
+      spent_sum::text, tx_count::text
+    from address_totals order by address collate "C"`;
   const days = await sql`select d.day::text, from_block::text, to_block::text, block_count,
       transaction_count::text, transfer_count::text, total_output::text, total_fees::text, miners_reward::text,
       active_addresses::text, (select count(*) from day_addresses a where a.day = d.day)::text as pairs,
@@ -200,6 +237,7 @@ async function indexRows(sql: postgres.Sql) {
     transactions: plain(transactions),
     outputs: plain(outputs),
     addressRows: plain(addressRows),
+    totals: plain(totals),
     // The count the writer keeps is the day's pairs, whatever writes and rewinds came before.
     days: plain(days).map(({ pairs, ...day }: any) => {
       expect(pairs).toBe(day.active_addresses);
@@ -216,6 +254,7 @@ async function expectIndexOf(sql: postgres.Sql, t: Truth): Promise<void> {
   expect(actual.transactions).toEqual(expected.transactions);
   expect(actual.outputs).toEqual(expected.outputs);
   expect(actual.addressRows).toEqual(expected.addressRows);
+  expect(actual.totals).toEqual(expected.totals);
   expect(actual.days).toEqual(expected.days);
 }
 
@@ -329,6 +368,28 @@ describe("the index equals what the node's answers imply", () => {
     const [row] =
       await db`select spent_txid from outputs where txid = decode(${spent.txid}, 'hex') and vout = ${spent.vout}`;
     expect(row!.spent_txid).toBeNull();
+  });
+});
+
+describe("an index written before address totals (sql/utxo/008)", () => {
+  test("gets them from its rows as 008 is applied", async () => {
+    const old = connect(await (await postgresServer()).createDatabase());
+    const migrations = readMigrations(utxo.index!.migrations);
+    const log = createLogger({ level: "silent" });
+    await migrate(
+      old as Sql,
+      log,
+      {},
+      migrations.filter((m) => m.version < 8),
+    );
+    const [row] = await db`select coalesce(json_agg(a), '[]')::text as rows from address_transactions a`;
+    await old`insert into address_transactions
+      select * from json_populate_recordset(null::address_transactions, ${row!.rows}::text::json)`;
+    expect(await migrate(old as Sql, log, {}, migrations)).toEqual([8]);
+    const totals = await old`select address, funded_count::text, funded_sum::text, spent_count::text,
+        spent_sum::text, tx_count::text
+      from address_totals order by address collate "C"`;
+    expect(totals.map((r) => ({ ...r }))).toEqual(expectedRows(truth).totals);
   });
 });
 
@@ -518,6 +579,27 @@ describe("a reorg by invalidateblock", () => {
     await caughtUp(later.db, partial);
     await expectIndexOf(later.db, partial);
   });
+});
+
+describe("an address only a block the chain dropped paid", () => {
+  test("loses its totals with its rows: the totals are its rows' sums again", async () => {
+    const payee = await chain.node.rpc<string>("getnewaddress", ["", "bech32"]);
+    const coin = await chain.minerCoin();
+    const txid = await chain.spend([coin], [{ address: payee, value: coin.value - 100_000n }]);
+    const block = await chain.mineWith([txid]);
+    await caughtUp(db, await chain.truth());
+    const totalsOf = () => db`select tx_count::int as n from address_totals where address = ${payee}`;
+    expect((await totalsOf()).map((r) => r.n)).toEqual([1]);
+    // The block leaves the chain (its payment back in the mempool), two empty ones replace it.
+    await chain.node.rpc("invalidateblock", [block]);
+    await chain.mineWith([]);
+    await chain.mineWith([]);
+    const now = await chain.truth();
+    expect(now.mempool.map((tx) => tx.txid)).toContain(txid);
+    await caughtUp(db, now);
+    await expectIndexOf(db, now);
+    expect((await totalsOf()).map((r) => r.n)).toEqual([]);
+  }, 120_000);
 });
 
 describe("a restart", () => {

@@ -35,6 +35,11 @@ export interface IndexTable<B> {
   aliases: string;
   /** What a row already there means (`on conflict ... do nothing`); empty: an error. */
   conflict: string;
+  /**
+   * A statement on the rows just inserted (`inserted`), run as part of the insert: what is kept in step with
+   * the table, without reading the rows back; empty: none.
+   */
+  then: string;
 }
 
 export function indexTable<B>(
@@ -42,6 +47,7 @@ export function indexTable<B>(
   columns: readonly [name: string, type: ColumnType][],
   rowsOf: IndexTable<B>["rowsOf"],
   conflict = "",
+  then = "",
 ): IndexTable<B> {
   return {
     name,
@@ -53,6 +59,7 @@ export function indexTable<B>(
       .join(", "),
     aliases: columns.map((_, i) => `c${i}`).join(", "),
     conflict,
+    then,
   };
 }
 
@@ -84,8 +91,11 @@ export function encodeRows<B extends { number: bigint }>(
 export async function insertRows<B>(tx: Tx, { table, columns }: TableRows<B>): Promise<void> {
   if (columns[0]!.length === 0) return;
   const arrays = columns.map((column, i) => (i === 0 ? tx`${column}::text[]` : tx`, ${column}::text[]`));
-  await tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
+  const insert = tx`insert into ${tx(table.name)} (${tx.unsafe(table.names)}) select ${tx.unsafe(table.values)}
     from unnest(${arrays}) as u(${tx.unsafe(table.aliases)}) ${tx.unsafe(table.conflict)}`;
+  await (table.then === ""
+    ? insert
+    : tx`with inserted as (${insert} returning ${tx.unsafe(table.names)}) ${tx.unsafe(table.then)}`);
 }
 
 /** The index's progress row: where it starts and ends. */

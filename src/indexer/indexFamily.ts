@@ -44,6 +44,11 @@ export interface IndexWriter<B extends IndexedBlock> {
   rewind(from: bigint, expectedLast: bigint): Promise<void>;
   /** Refreshes the planner's statistics and the visibility map of the tables the indexer grows. */
   maintain(): Promise<void>;
+  /**
+   * Drops what the writer remembers of the rows it wrote (a writer that remembers nothing has none): called
+   * as this instance takes the lead, since another may have written and rewound the index meanwhile.
+   */
+  forget?(): void;
 }
 
 /**

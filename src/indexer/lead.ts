@@ -34,6 +34,7 @@ function reorgSeen(ctx: LeadContext): boolean {
 /** Indexes while this instance holds the lead. */
 export async function lead(ctx: LeadContext, stillLeading: () => boolean): Promise<void> {
   const { cursor, index } = ctx;
+  index.writer.forget?.();
   const state = (await index.writer.state()) ?? (await index.writer.start(await firstBlockToIndex(ctx)));
   cursor.firstBlock = state.firstBlock;
   cursor.lastBlock = state.lastBlock;

@@ -19,6 +19,11 @@ export interface TransferQuery {
   contracts?: string[];
   fromBlock: bigint;
   toBlock: bigint;
+  /**
+   * Keyset paging: only the rows after this one in the interface's order (`fromBlock` is then at least its
+   * block). Its logIndex as the records have it (negative: the row has none).
+   */
+  after?: Pick<TransferRecord, "transactionIndex" | "logIndex"> & { blockNumber: bigint };
   offset: number;
   limit: number;
 }

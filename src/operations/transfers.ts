@@ -1,17 +1,23 @@
 /** Transfer history from the index (docs/interface.md §2, §4.6; the Bitcoin family's §16.5). */
-import { Type as T } from "@sinclair/typebox";
+import { Type as T, type TObject } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type { AddressCodec } from "../addresses";
 import type { ChainInfo } from "../blockchain";
 import { readBlockRef } from "../blockRef";
 import type { BlockQueries } from "../db/blockQueries";
 import { blockAtTag, type ChainFollower } from "../engine/chainFollower";
 import { rfc3339 } from "../json";
-import { TRANSFER_TYPES, Transfer, transferBodies } from "../schemas";
+import { MAX_TRANSFER_LIMIT, TRANSFER_TYPES, Transfer, transferBodies } from "../schemas";
 import { TransferKind } from "../transferKind";
 import { defineOperation, type Operation, type OperationResult } from "./operation";
 import type { TransferQueries, TransferQuery, TransferRecord, TransferShape } from "./transferQueries";
 
 const DEFAULT_LIMIT = 50;
+/**
+ * A page costs a rate-limit token per this many rows it reads, those `offset` skips included (a page of the
+ * largest limit from the start: one token; the deepest offset: 21).
+ */
+const ROWS_PER_TOKEN = MAX_TRANSFER_LIMIT;
 /** PostgreSQL's bigint: block numbers above it select nothing more. */
 const MAX_DB_BLOCK = 2n ** 63n - 1n;
 
@@ -37,6 +43,13 @@ interface TransferBody {
   contractAddresses?: string | string[] | null;
   offset?: number | null;
   limit?: number | null;
+  after?: { blockNumber: number; transactionIndex: number; logIndex: number | null } | null;
+}
+
+/** What a page costs, from its params: the rows it reads. */
+export function pageCost([body]: unknown[]): number {
+  const { offset, limit } = (body ?? {}) as TransferBody;
+  return Math.max(1, Math.ceil(((offset ?? 0) + (limit ?? DEFAULT_LIMIT)) / ROWS_PER_TOKEN));
 }
 
 const str = JSON.stringify;
@@ -59,6 +72,8 @@ export function createTransferOperations(options: {
   const bodies = transferBodies(
     TRANSFER_TYPES.filter((t) => shape.kinds.includes(KIND.get(t)!)),
     chain.blockchain,
+    // A cursor's logIndex is what the family's rows answer: null where a row has none.
+    Value.Check((shape.schema as TObject).properties.logIndex ?? T.Never(), null),
   );
   const canonicalList = (v: string | string[] | null | undefined) =>
     v === null || v === undefined
@@ -109,13 +124,18 @@ export function createTransferOperations(options: {
       last ??= blocks.progress().then((p) => (p && p.last >= p.first ? p.last : -1n));
       return last;
     };
+    const after = body.after
+      ? { ...body.after, blockNumber: BigInt(body.after.blockNumber), logIndex: body.after.logIndex ?? -1 }
+      : undefined;
+    const fromBlock = await resolve(body.fromBlock, 0n, lastIndexed);
     const query: TransferQuery = {
       addresses: canonicalList(body.addresses),
       direction: body.transferDirection ?? undefined,
       kind: body.transferType ? KIND.get(body.transferType) : undefined,
       contracts: canonicalList(body.contractAddresses),
-      fromBlock: await resolve(body.fromBlock, 0n, lastIndexed),
+      fromBlock: after && after.blockNumber > fromBlock ? after.blockNumber : fromBlock,
       toBlock: await resolve(body.toBlock, MAX_DB_BLOCK, lastIndexed),
+      after,
       offset: body.offset ?? 0,
       limit: body.limit ?? DEFAULT_LIMIT,
     };
@@ -137,6 +157,7 @@ export function createTransferOperations(options: {
         response: T.Array(shape.schema),
       },
       run: (params) => page(params[0] as TransferBody),
+      cost: pageCost,
     }),
     defineOperation({
       method: "watch_getTransfers",
@@ -151,6 +172,7 @@ export function createTransferOperations(options: {
         response: T.Array(shape.schema),
       },
       run: (params) => page((params[0] ?? {}) as TransferBody),
+      cost: pageCost,
     }),
   ];
 }

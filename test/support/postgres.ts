@@ -19,6 +19,11 @@ export interface PgServer {
   pid(): number;
   /** Stops the server (a fast shutdown), keeping its data: resume() starts it again on the same port. */
   halt(): Promise<void>;
+  /**
+   * Crashes the server (an immediate shutdown: every process quits at once, nothing more written: with
+   * synchronous_commit off, the last commits are lost), keeping its data: resume() recovers it.
+   */
+  crash(): Promise<void>;
   resume(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -46,10 +51,10 @@ let counter = 0;
 
 /**
  * `durable`: PostgreSQL's own defaults (fsync, synchronous commit), as a bench measures a real server.
- * `preload`: shared_preload_libraries (a bench's `pg_stat_statements`).
+ * `preload`: shared_preload_libraries (a bench's `pg_stat_statements`). `settings`: more, by name.
  */
 export async function startPostgres(
-  options: { durable?: boolean; preload?: string[] } = {},
+  options: { durable?: boolean; preload?: string[]; settings?: Record<string, string> } = {},
 ): Promise<PgServer> {
   const bin = binDir();
   const asRoot = process.getuid?.() === 0;
@@ -95,6 +100,7 @@ export async function startPostgres(
         "-c",
         "max_connections=300",
         ...(options.preload ? ["-c", `shared_preload_libraries=${options.preload.join(",")}`] : []),
+        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
       ]),
       { stdout: "ignore", stderr: "pipe" },
     );
@@ -124,17 +130,18 @@ export async function startPostgres(
     return existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : child.pid;
   }
 
-  /** PostgreSQL's fast shutdown, the data directory kept. */
-  async function halt(): Promise<void> {
-    // The postmaster, not runuser, must get the signal: SIGINT is PostgreSQL's fast shutdown.
+  /** A shutdown by `signal` to the postmaster (not runuser), the data directory kept. */
+  async function shutdown(signal: NodeJS.Signals): Promise<void> {
     const postmaster = pid();
     try {
-      process.kill(postmaster, "SIGINT");
+      process.kill(postmaster, signal);
     } catch {}
     const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await child.exited;
     clearTimeout(timer);
   }
+  /** PostgreSQL's fast shutdown (SIGINT). */
+  const halt = () => shutdown("SIGINT");
 
   await launch();
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
@@ -149,6 +156,8 @@ export async function startPostgres(
     },
     pid,
     halt,
+    // SIGQUIT: PostgreSQL's immediate shutdown.
+    crash: () => shutdown("SIGQUIT"),
     resume: launch,
     async stop() {
       await admin.end({ timeout: 1 });

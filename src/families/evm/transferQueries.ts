@@ -30,7 +30,13 @@ export function createEvmTransferQueries(sql: Sql): TransferQueries {
 
   /** The page's keys. One address reads its index range in order; several are merged and deduplicated. */
   function pageKeys(q: TransferQuery) {
-    const range = sql`block_number between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint`;
+    // Keyset paging: the keys after the cursor (fromBlock is at least its block: the partitions before go).
+    const after = q.after
+      ? sql`and (block_number, transaction_index, log_index) > (${q.after.blockNumber.toString()}::bigint,
+          ${q.after.transactionIndex}::integer, ${q.after.logIndex}::integer)`
+      : empty;
+    const range = sql`block_number between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint
+      ${after}`;
     const addresses = q.addresses;
     if (!addresses) {
       return sql`select block_number, transaction_index, log_index from transfers where ${range} ${filters(q)}

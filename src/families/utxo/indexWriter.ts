@@ -1,12 +1,15 @@
 /**
- * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql): the indexer's writes, and its
- * rewind. Blocks are written in groups, each group in one transaction with the progress row (a crash leaves
- * the index at a group boundary). Rows go in as every family's do (../indexRows.ts: `unnest` of text
- * arrays), hex decoded to bytea, amounts cast exactly. The outputs a group's inputs spend are marked spent
- * in the same transaction (those of the group itself once inserted); a rewind unspends what the removed
- * blocks spent, deletes their rows, table by table, and makes their days' figures again from what remains.
- * Scripts and (day, address) pairs already written are remembered (a bounded set), so that an address seen
- * again costs no insert that would do nothing.
+ * The Bitcoin family's index in PostgreSQL (sql/utxo/007_utxo_index.sql, and 008's address totals): the
+ * indexer's writes, and its rewind. Blocks are written in groups, each group in one transaction with the
+ * progress row (a crash leaves the index at a group boundary). Rows go in as every family's do
+ * (../indexRows.ts: `unnest` of text arrays), hex decoded to bytea, amounts cast exactly. The outputs a
+ * group's inputs spend are marked spent in the same transaction (those of the group itself once inserted),
+ * and each address's totals move with its rows; a rewind unspends what the removed blocks spent, deletes
+ * their rows, table by table (taking them off the totals), and makes their days' figures again from what
+ * remains. Scripts and (day, address) pairs already written are remembered (a bounded set), so that an
+ * address seen again costs no insert that would do nothing, and forgotten whenever the writer cannot be sure
+ * the database still holds them: a failed write, the index found elsewhere than the writer left it, a
+ * rewind, a new term of the lead.
  */
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
@@ -161,6 +164,12 @@ function addressRows(tx: UtxoTransaction) {
   return rows;
 }
 
+/** Columns of address_totals (sql/utxo/008) added and subtracted as the rows come and go. */
+const TOTALS = ["funded_count", "funded_sum", "spent_count", "spent_sum", "tx_count"] as const;
+/** The totals of address_transaction rows (`rows`), by address. */
+const totalsOf = (rows: string) => `select address, sum(outputs) as funded_count, sum(received) as funded_sum,
+  sum(inputs) as spent_count, sum(sent) as spent_sum, count(*) as tx_count from ${rows} group by address`;
+
 const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
   "address_transactions",
   [
@@ -186,6 +195,10 @@ const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
         text(r.inputs),
       ]),
     ),
+  "",
+  // Each address's totals move with its rows, in the same statement.
+  `insert into address_totals as s (address, ${TOTALS.join(", ")}) ${totalsOf("inserted")}
+    on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
 );
 
 /** In the order they are written: blocks first, which the others reference. */
@@ -315,6 +328,20 @@ async function addDailyStats(tx: Tx, first: string, last: string): Promise<void>
       miners_reward = s.miners_reward + excluded.miners_reward, total_vsize = s.total_vsize + excluded.total_vsize`;
 }
 
+/**
+ * Deletes the address rows of blocks from `from` up, and takes them off their addresses' totals: an address
+ * left without rows loses its totals row (the two changes touch different rows of it, as one statement must).
+ */
+async function removeAddressRows(tx: Tx, from: string): Promise<void> {
+  await tx`with removed as (
+      delete from address_transactions where block_number >= ${from}::bigint
+      returning address, received, sent, outputs, inputs),
+    r as (${tx.unsafe(totalsOf("removed"))}),
+    emptied as (delete from address_totals s using r where s.address = r.address and s.tx_count = r.tx_count)
+    update address_totals s set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} - r.${c}`).join(", "))}
+    from r where s.address = r.address and s.tx_count <> r.tx_count`;
+}
+
 /** Removes blocks from `from` up: unspends what they spent, and makes their days' figures again. */
 async function removeFrom(tx: Tx, from: string): Promise<void> {
   const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
@@ -323,7 +350,7 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
   if (days.length === 0) return;
   await tx`update outputs set spent_txid = null, spent_vin = null, spent_block = null
     where spent_block >= ${from}::bigint`;
-  await tx`delete from address_transactions where block_number >= ${from}::bigint`;
+  await removeAddressRows(tx, from);
   await tx`delete from outputs where block_number >= ${from}::bigint`;
   await tx`delete from transactions where block_number >= ${from}::bigint`;
   await tx`delete from blocks where number >= ${from}::bigint`;
@@ -343,21 +370,30 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
 export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
   const knownScripts = createKnown();
   const knownDays = createKnown();
-  // Where this writer last left the index: when it ends elsewhere, another instance wrote (and may have
-  // rewound) meanwhile, and the pairs remembered may be gone.
+  // Where this writer last left the index, with what it remembers written there; undefined once it cannot
+  // be sure the database still holds what it remembers.
   let lastWritten: bigint | undefined;
+  const forget = () => {
+    knownScripts.clear();
+    knownDays.clear();
+    lastWritten = undefined;
+  };
   return {
     state: () => indexerState(sql),
     start: (firstBlock) => startIndexerState(sql, firstBlock),
     hashOf: (number) => storedHash(sql, number),
+    forget,
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
       const rows = TABLES.map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
-      if (lastWritten !== expectedLast) knownDays.clear();
-      const written = await sql.begin(async (tx) => {
+      // The index ends elsewhere than this writer left it: another instance wrote (and may have rewound)
+      // meanwhile, or a database crash lost the last groups' commits (synchronous_commit off, below; a
+      // reconnect that lost none finds the index where it was). Rows written again must not be skipped.
+      if (lastWritten !== expectedLast) forget();
+      const writing = sql.begin(async (tx) => {
         await fenceWrite(tx, last, expectedLast);
         // The index is made again from the node: a commit lost to a database crash (the last few, never a
         // part of one) leaves it at an earlier group, where the fence above sends the indexer back to resume.
@@ -376,6 +412,11 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
         await Promise.all([...statements, scripts, days]);
         return { scripts: await scripts, days: await days };
       });
+      // A failed write committed or not (a connection lost with the commit's answer): nothing remembered holds.
+      const written = await writing.catch((error) => {
+        forget();
+        throw error;
+      });
       knownScripts.add(written.scripts);
       knownDays.add(written.days);
       lastWritten = BigInt(last);
@@ -384,18 +425,17 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
     async maintain() {
       // Autovacuum waits for a fifth of a table to be new before it looks: until then the planner thinks a
       // grown table is small, and index-only scans visit the heap.
-      await sql`vacuum (analyze) blocks, transactions, outputs, address_transactions, address_scripts, daily_stats,
-        day_addresses`;
+      await sql`vacuum (analyze) blocks, transactions, outputs, address_transactions, address_totals, address_scripts,
+        daily_stats, day_addresses`;
     },
 
     async rewind(from, expectedLast) {
+      // The undone days' pairs are made again from what remains: some of those remembered go.
+      forget();
       await sql.begin(async (tx) => {
         await fenceRewind(tx, from, expectedLast);
         await removeFrom(tx, text(from));
       });
-      // The undone days' pairs were made again from what remains: some of those remembered are gone.
-      knownDays.clear();
-      lastWritten = from - 1n;
     },
   };
 }

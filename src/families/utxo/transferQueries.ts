@@ -5,7 +5,8 @@
  * rows, in order, each joined to its transaction's outputs: with no input of the address, its outputs to the
  * address (they all pay: the address is no sender); with one (direction `from`), every paying output. One
  * ordered scan of the address's rows serves both sides; several addresses are deduplicated. A page's keys are
- * chosen first, and only the page is joined to its block and transaction.
+ * chosen first, and only the page is joined to its block and transaction; a page `after` a row (keyset
+ * paging) starts each index range at that row.
  */
 import type { Sql } from "../../db/database";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
@@ -19,11 +20,27 @@ const NONSTANDARD = "nonstandard";
 export function createUtxoTransferQueries(sql: Sql): TransferQueries {
   /** The page's keys: (block_number, position, vout). */
   function pageKeys(q: TransferQuery) {
-    const range = (column: string) =>
-      sql`${sql(column)} between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint`;
+    const cursor = q.after && {
+      block: sql`${q.after.blockNumber.toString()}::bigint`,
+      position: sql`${q.after.transactionIndex}::integer`,
+      vout: sql`${q.after.logIndex}::integer`,
+    };
+    /**
+     * The keys of table `t` (outputs `o`, address_transactions `a`) the page may hold: the range and, paging
+     * keyset, from the cursor's transaction on. Said of both sides of the join, so that each one's index
+     * range starts there (PostgreSQL carries equalities across a join, never ranges).
+     */
+    const from = (t: "o" | "a") => {
+      const [block, position] = [sql(`${t}.block_number`), sql(`${t}.position`)];
+      return sql`${block} between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint
+        ${cursor ? sql`and (${block}, ${position}) >= (${cursor.block}, ${cursor.position})` : sql``}`;
+    };
+    const past = cursor
+      ? sql`and (o.block_number, o.position, o.vout) > (${cursor.block}, ${cursor.position}, ${cursor.vout})`
+      : sql``;
     const addresses = q.addresses;
     if (!addresses) {
-      return sql`select block_number, position, vout from outputs where pays and ${range("block_number")}
+      return sql`select block_number, position, vout from outputs o where pays and ${from("o")} ${past}
         order by block_number, position, vout offset ${q.offset} limit ${q.limit}`;
     }
     const one = addresses.length === 1;
@@ -38,7 +55,8 @@ export function createUtxoTransferQueries(sql: Sql): TransferQueries {
     const distinct = one ? sql`` : sql`distinct`;
     return sql`select ${distinct} a.block_number, a.position, o.vout from address_transactions a
       join outputs o on o.block_number = a.block_number and o.position = a.position and o.pays and ${side}
-      where ${which} ${q.direction === "from" ? sql`and a.inputs > 0` : sql``} and ${range("a.block_number")}
+        and ${from("o")}
+      where ${which} ${q.direction === "from" ? sql`and a.inputs > 0` : sql``} and ${from("a")} ${past}
       order by a.block_number, a.position, o.vout offset ${q.offset} limit ${q.limit}`;
   }
 

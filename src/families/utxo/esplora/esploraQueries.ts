@@ -1,9 +1,8 @@
 /**
- * The Esplora API's reads of the Bitcoin family's index (sql/utxo/007_utxo_index.sql): the tip, where a
- * transaction is and its fee, prevouts, what spends a
- * transaction's outputs, an address's figures, history pages and unspent outputs. Hashes and txids are
- * kept as the bytes of their hex (as the node writes them), amounts as satoshis; every list is bounded by
- * its caller's limit.
+ * The Esplora API's reads of the Bitcoin family's index (sql/utxo/007_utxo_index.sql, 008_address_totals.sql):
+ * the tip, where a transaction is and its fee, prevouts, what spends a transaction's outputs, an address's
+ * figures (its totals), history pages and unspent outputs. Hashes and txids are kept as the bytes of their
+ * hex (as the node writes them), amounts as satoshis; every list is bounded by its caller's limit.
  */
 import type { Sql } from "../../../db/database";
 import { type IndexedOutput, indexedOutputs } from "../indexedOutputs";
@@ -81,7 +80,46 @@ const located = (r: Row): Located => ({
   fee: BigInt((r.fee as string | undefined) ?? "0"),
 });
 
+/**
+ * An address's statements, each an index lookup or a range of its index as long as the page, whatever the
+ * length of its history (test/utxo-long-history.test.ts reads their plans on a long one).
+ */
+export function addressStatements(sql: Sql) {
+  return {
+    /** Its totals (sql/utxo/008): one row, none for an address the index has not seen. */
+    stats: (address: string) => sql`select funded_count::text, funded_sum::text, spent_count::text,
+        spent_sum::text, tx_count::text
+      from address_totals where address = ${address}`,
+    /**
+     * Where `txid` is in the address's history: the transaction by its own index, then the address's row by
+     * its key. A txid twice in the chain (BIP 30's repeated coinbases) is taken at its later place, so the
+     * page after it holds the earlier one rather than skip what lies between.
+     */
+    historyCursor: (address: string, txid: string) => sql`select a.block_number::text as block, a.position
+      from transactions t
+      join address_transactions a on a.address = ${address} and a.block_number = t.block_number
+        and a.position = t.position
+      where t.txid = decode(${txid}, 'hex')
+      order by t.block_number desc limit 1`,
+    /** A page of its history, newest first, below `after`. */
+    history: (address: string, after: HistoryCursor | undefined, limit: number) => {
+      const below = after
+        ? sql`and (a.block_number, a.position) < (${after.block.toString()}::bigint, ${after.position}::integer)`
+        : sql``;
+      return sql`select encode(a.txid, 'hex') as txid, a.block_number::text as height,
+          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
+        from address_transactions a
+        join blocks b on b.number = a.block_number
+        join transactions t on t.block_number = a.block_number and t.position = a.position
+        where a.address = ${address} ${below}
+        order by a.block_number desc, a.position desc
+        limit ${limit}`;
+    },
+  };
+}
+
 export function createEsploraQueries(sql: Sql): EsploraQueries {
+  const statements = addressStatements(sql);
   const txidArray = (txids: readonly string[]) =>
     sql`array(select decode(t, 'hex') from unnest(${txids as string[]}::text[]) t)`;
   return {
@@ -124,38 +162,24 @@ export function createEsploraQueries(sql: Sql): EsploraQueries {
     },
 
     async stats(address) {
-      // One row per transaction, with how many of its outputs pay the address and inputs spend from it.
-      const [row] = await sql`select coalesce(sum(outputs), 0)::text as funded_count,
-          coalesce(sum(received), 0)::text as funded_sum, coalesce(sum(inputs), 0)::text as spent_count,
-          coalesce(sum(sent), 0)::text as spent_sum, count(*)::text as tx_count
-        from address_transactions where address = ${address}`;
+      const [row] = await statements.stats(address);
+      const total = (column: string) => BigInt((row?.[column] as string | undefined) ?? "0");
       return {
-        fundedCount: BigInt(row!.funded_count as string),
-        fundedSum: BigInt(row!.funded_sum as string),
-        spentCount: BigInt(row!.spent_count as string),
-        spentSum: BigInt(row!.spent_sum as string),
-        txCount: BigInt(row!.tx_count as string),
+        fundedCount: total("funded_count"),
+        fundedSum: total("funded_sum"),
+        spentCount: total("spent_count"),
+        spentSum: total("spent_sum"),
+        txCount: total("tx_count"),
       };
     },
 
     async historyCursor(address, txid) {
-      const [row] = await sql`select block_number::text as block, position from address_transactions
-        where address = ${address} and txid = decode(${txid}, 'hex') limit 1`;
+      const [row] = await statements.historyCursor(address, txid);
       return row && { block: BigInt(row.block as string), position: row.position as number };
     },
 
     async history(address, after, limit) {
-      const below = after
-        ? sql`and (a.block_number, a.position) < (${after.block.toString()}::bigint, ${after.position}::integer)`
-        : sql``;
-      const rows = await sql`select encode(a.txid, 'hex') as txid, a.block_number::text as height,
-          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
-        from address_transactions a
-        join blocks b on b.number = a.block_number
-        join transactions t on t.block_number = a.block_number and t.position = a.position
-        where a.address = ${address} ${below}
-        order by a.block_number desc, a.position desc
-        limit ${limit}`;
+      const rows = await statements.history(address, after, limit);
       return rows.map((r) => ({ txid: r.txid as string, block: located(r) }));
     },
 
