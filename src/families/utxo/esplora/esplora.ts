@@ -308,19 +308,26 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       const address = await historyAddress(script);
       if (address === undefined) return { utxos: [] };
       const snapshot = mempool.snapshot();
-      const rows = await queries.unspent(address, max + 1);
-      if (rows.length > max) return { tooMany: true };
-      const utxos = rows
-        .filter((r) => snapshot.spendOf(r.txid, r.vout) === undefined)
-        .map((r) => utxoJson(r.txid, r.vout, r.value, r.block));
-      // The mempool's outputs to the address that the mempool does not spend, oldest first.
+      // The mempool's outputs to the address that the mempool does not spend, oldest first: they count
+      // toward `max` as the confirmed ones do.
+      const pending: string[] = [];
       for (const m of snapshot.ofAddress(address).reverse()) {
         m.outputs.forEach((out, vout) => {
           if (out.address !== address || snapshot.spendOf(m.txid, vout)) return;
-          utxos.push(utxoJson(m.txid, vout, out.value, undefined));
+          pending.push(utxoJson(m.txid, vout, out.value, undefined));
         });
+        if (pending.length > max) return { tooMany: true };
       }
-      return { utxos };
+      // Of the confirmed ones the mempool spends at most as many as it spends from the address: read that
+      // many past the bound, so that a full read says there are more than `max` left.
+      const limit = max + 1 + Number(snapshot.stats(address).spentCount);
+      const rows = await queries.unspent(address, limit);
+      if (rows.length >= limit) return { tooMany: true };
+      const utxos = rows
+        .filter((r) => snapshot.spendOf(r.txid, r.vout) === undefined)
+        .map((r) => utxoJson(r.txid, r.vout, r.value, r.block));
+      if (utxos.length + pending.length > max) return { tooMany: true };
+      return { utxos: [...utxos, ...pending] };
     },
   };
 }
