@@ -41,6 +41,11 @@ export interface DataPath {
   indexer?: Indexer;
   /** What the Esplora API reads (http/esplora/); undefined where the family serves none. */
   esplora?: EsploraSource;
+  /**
+   * Resolves once the family's mempool follower has read the node's mempool once (bounded: a pass), so that
+   * a start in front of a small mempool answers it from the first request; at once where there is none.
+   */
+  ready: Promise<void>;
 }
 
 /** A family with no operations of its own. */
@@ -195,7 +200,8 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     guard: (queries) => guarded(queries, "all"),
     log,
   });
-  if (!family.index) return { engine, table, watch, subscriptions, esplora };
+  const ready = mempool?.ready() ?? Promise.resolve();
+  if (!family.index) return { engine, table, watch, subscriptions, esplora, ready };
   const indexer = startIndexer({
     sql: database.sql,
     exclusive: database.embedded,
@@ -211,5 +217,5 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     events: indexerEvents(metrics, () => subscriptions.processed()),
   });
   lifetime.defer(() => indexer.stop());
-  return { engine, table, watch, subscriptions, indexer, esplora };
+  return { engine, table, watch, subscriptions, indexer, esplora, ready };
 }

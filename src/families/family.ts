@@ -56,6 +56,8 @@ export interface FamilyMempool {
   createEsplora?(deps: EsploraDeps): EsploraSource;
   /** Its pending watch-filter matches, on the follower (held while a pending subscription lives). */
   createPendingWatch?(options: PendingWatchOptions): PendingWatch;
+  /** Resolves once the follower has read the node's mempool once (bounded): the start waits for it. */
+  ready(): Promise<void>;
   stop(): void;
 }
 

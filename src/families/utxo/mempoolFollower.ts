@@ -52,6 +52,8 @@ const MAX_READS_IN_FLIGHT = 16;
 /** The wait before a failed read is tried again, doubled on each failure up to the most. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
+/** The longest a start waits for the first pass (ready()). */
+const FIRST_PASS_WAIT_MS = 5_000;
 /** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such transaction (in its mempool, or at all). */
 const NOT_FOUND = -5;
 
@@ -82,6 +84,11 @@ export interface MempoolFollower {
   /** Starts it where it does not run; the function given back lets go (the last one stops it). */
   hold(): () => void;
   readonly view: MempoolReads;
+  /**
+   * Resolves once its first pass has ended (a listing and at most a pass's reads: a small mempool is then
+   * caught up), or after FIRST_PASS_WAIT_MS: what the start waits for before it serves.
+   */
+  ready(): Promise<void>;
   progress(): MempoolProgress;
   /** The number of the latest listing: at once where there is one, else the next (rejected if it fails). */
   listing(): Promise<number>;
@@ -138,6 +145,7 @@ export function createMempoolFollower(deps: {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
   let stopped = false;
+  const firstPass = Promise.withResolvers<void>();
 
   /** Reads the node's listing: what left the view, what is new to read. One that fails is logged. */
   async function list(gen: number): Promise<void> {
@@ -290,6 +298,7 @@ export function createMempoolFollower(deps: {
         log.error("a pass of the mempool follower failed", { error });
       }
       running = false;
+      firstPass.resolve();
       schedule(next);
     }, delay);
   }
@@ -319,6 +328,14 @@ export function createMempoolFollower(deps: {
       };
     },
     view: store,
+    async ready() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, FIRST_PASS_WAIT_MS);
+      });
+      await Promise.race([firstPass.promise, waited]);
+      clearTimeout(timer);
+    },
     progress() {
       const age = performance.now() - listedAt;
       const stale = age > LISTING_MAX_AGE_MS;
@@ -336,6 +353,7 @@ export function createMempoolFollower(deps: {
     },
     stop() {
       stopped = true;
+      firstPass.resolve();
       forget();
       const error = new UpstreamUnavailableError("the service is stopping", "stopped");
       for (const w of waiting.splice(0)) w.reject(error);

@@ -57,6 +57,7 @@ export const utxo: ChainFamily = {
     return {
       createEsplora: (esplora) => createUtxoEsplora(esplora, follower),
       createPendingWatch: (options) => createUtxoPendingWatch(options, follower),
+      ready: () => follower.ready(),
       stop: () => follower.stop(),
     };
   },
