@@ -347,9 +347,9 @@ export function createMempoolFollower(deps: {
         waiting.push({ resolve, reject });
       });
     },
-    subscribe(pass) {
-      subscribers.add(pass);
-      return () => subscribers.delete(pass);
+    subscribe(listener) {
+      subscribers.add(listener);
+      return () => subscribers.delete(listener);
     },
     stop() {
       stopped = true;
