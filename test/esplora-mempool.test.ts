@@ -70,13 +70,12 @@ const keys = { funder: keyOf("mempool-funder"), spender: keyOf("mempool-spender"
 const addressKeys = { a: keyOf("mempool-a"), u: keyOf("mempool-u"), v: keyOf("mempool-v") };
 const addresses = { a: "", u: "", v: "", spender: "" };
 let fanTxid = "";
-/** The mempool transactions made: txid, hex, what each pays and its fee. */
+/** The mempool transactions made: txid, hex, its fee and whom it pays. */
 interface Made {
   txid: string;
   hex: string;
   fee: bigint;
   payee: "a" | "u" | "v" | "other";
-  paid: bigint;
 }
 const made: Made[] = [];
 /** The txids of `a`'s transactions. */
@@ -96,9 +95,9 @@ const esplora = async (path: string, base = service.url) => {
     text: await response.text(),
   };
 };
-const node$ = <T = any>(method: string, params: unknown[] = []) => node.rpc<T>(method, params);
+const rpc = <T = any>(method: string, params: unknown[] = []) => node.rpc<T>(method, params);
 const addressOf = async (key: Key) => {
-  const decoded = await node$("decodescript", [key.script.toString("hex")]);
+  const decoded = await rpc("decodescript", [key.script.toString("hex")]);
   return (decoded.address ?? decoded.addresses?.[0] ?? decoded.segwit?.address) as string;
 };
 const byTxid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -106,9 +105,9 @@ const byTxid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** The confirmed fan-out: SPENDS outputs to the spender, CONFIRMED_EACH each to `u` and `v`. */
 async function fanOut() {
   const descriptor = `raw(${keys.funder.script.toString("hex")})`;
-  await node$("setmocktime", [CLOCK_S]);
-  await node$("generatetodescriptor", [101, descriptor]);
-  const coinbase = (await node$("getblock", [await node$("getblockhash", [1]), 2])).tx[0];
+  await rpc("setmocktime", [CLOCK_S]);
+  await rpc("generatetodescriptor", [101, descriptor]);
+  const coinbase = (await rpc("getblock", [await rpc("getblockhash", [1]), 2])).tx[0];
   const funding: Coin = {
     txid: Buffer.from(coinbase.txid, "hex").reverse(),
     vout: 0,
@@ -125,8 +124,8 @@ async function fanOut() {
     [funding],
     [...outputs, { script: keys.funder.script, value: funding.value - spent - 100_000n }],
   );
-  await node$("setmocktime", [CLOCK_S + 60]);
-  await node$("generateblock", [descriptor, [fan.hex]]);
+  await rpc("setmocktime", [CLOCK_S + 60]);
+  await rpc("generateblock", [descriptor, [fan.hex]]);
   fanTxid = fan.id;
   return fan;
 }
@@ -147,7 +146,7 @@ function spends(fan: { txid: Buffer }) {
         { script: keys.spender.script, value: FAN_VALUE - paid - fee },
       ],
     );
-    made.push({ txid: tx.id, hex: tx.hex, fee, payee, paid });
+    made.push({ txid: tx.id, hex: tx.hex, fee, payee });
   }
 }
 
@@ -183,7 +182,7 @@ beforeAll(async () => {
     env: ENV,
     logWrite: (line) => logs.push(JSON.parse(line)),
   });
-  const height = String(await node$<number>("getblockcount"));
+  const height = String(await rpc<number>("getblockcount"));
   await until(
     "the index to reach the node's tip",
     async () => ((await esplora("/blocks/tip/height")).text === height ? true : undefined),
@@ -407,7 +406,7 @@ function electrsBacklog(entries: { weight: number; fee: number }[]) {
 
 /** The node's mempool: each entry's weight, vsize and fee (in satoshis, exact: checked against what was made). */
 async function nodeMempool() {
-  const raw = await node$<Record<string, { weight: number; vsize: number; fees: { base: number } }>>(
+  const raw = await rpc<Record<string, { weight: number; vsize: number; fees: { base: number } }>>(
     "getrawmempool",
     [true],
   );
