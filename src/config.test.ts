@@ -26,6 +26,7 @@ test("defaults let a first run work on one machine", () => {
     dbStatementTimeoutMs: 10_000,
     maxFiltersPerKey: 100_000,
     utxoMax: 500,
+    mempoolMaxMb: 256,
     rpcFilterTimeoutMs: 300_000,
     rpcFiltersPerKey: 1_000,
     cacheMemoryMb: 256,

@@ -11,6 +11,9 @@ import { LOG_LEVELS, type LogLevel } from "./log";
 
 export class ConfigError extends Error {}
 
+/** The settings in MiB (`*_MB`), in bytes. */
+export const MIB = 1024 * 1024;
+
 /** More HTTP workers than this gains nothing on any host this runs on, and each holds its own pools. */
 const MAX_WORKERS = 256;
 
@@ -198,6 +201,12 @@ const VARS = {
     expected: "an integer from 1 to 1000000",
     // Esplora's own default (electrs --utxos-limit).
     fallback: 500,
+  }),
+  MEMPOOL_MAX_MB: v({
+    schema: T.Integer({ minimum: 1, maximum: 1_048_576 }),
+    parse: integer,
+    expected: "an integer number of MiB, at least 1",
+    fallback: 256,
   }),
   RPC_FILTER_TIMEOUT_MS: v({
     schema: T.Integer({ minimum: 100, maximum: 86_400_000 }),
@@ -396,6 +405,11 @@ export interface Config {
   maxFiltersPerKey: number;
   /** The most unspent outputs the Esplora API lists for one address (400 beyond, as Esplora answers). */
   utxoMax: number;
+  /**
+   * The memory, in MiB, the Bitcoin family's view of the node's mempool may hold (families/utxo/
+   * mempoolStore.ts): past it, the transactions of the lowest fee rates are left out.
+   */
+  mempoolMaxMb: number;
   /** A filter kept by the service (eth_newFilter & co.) not polled this long is gone (geth: 5 minutes). */
   rpcFilterTimeoutMs: number;
   /** Live filters kept by the service one key (the empty key in open mode) may hold. */
@@ -513,6 +527,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbStatementTimeoutMs: read(env, "DB_STATEMENT_TIMEOUT_MS")!,
     maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,
     utxoMax: read(env, "UTXO_MAX")!,
+    mempoolMaxMb: read(env, "MEMPOOL_MAX_MB")!,
     rpcFilterTimeoutMs: read(env, "RPC_FILTER_TIMEOUT_MS")!,
     rpcFiltersPerKey: read(env, "RPC_FILTERS_PER_KEY")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,

@@ -13,6 +13,8 @@ interface ServiceErrorOptions {
   code: number;
   status: number;
   retryable?: boolean;
+  /** Seconds after which a retry may succeed (a Retry-After header); unsaid: none is given. */
+  retryAfterSeconds?: number;
   data?: unknown;
   cause?: unknown;
 }
@@ -21,6 +23,7 @@ export class ServiceError extends Error {
   readonly code: number;
   readonly status: number;
   readonly retryable: boolean;
+  readonly retryAfterSeconds: number | undefined;
   readonly data: unknown;
 
   constructor(message: string, options: ServiceErrorOptions) {
@@ -29,6 +32,7 @@ export class ServiceError extends Error {
     this.code = options.code;
     this.status = options.status;
     this.retryable = options.retryable ?? false;
+    this.retryAfterSeconds = options.retryAfterSeconds;
     this.data = options.data;
   }
 
@@ -131,10 +135,9 @@ export class FilterNotFoundError extends NotFoundError {
 }
 
 export class RateLimitedError extends ServiceError {
-  readonly retryAfterSeconds: number;
+  declare readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterSeconds: number) {
-    super(message, { code: -32005, status: 429, retryable: true });
-    this.retryAfterSeconds = retryAfterSeconds;
+    super(message, { code: -32005, status: 429, retryable: true, retryAfterSeconds });
   }
 }
 
@@ -279,6 +282,18 @@ export class DatabaseUnavailableError extends ServiceError {
 export class IndexBehindError extends ServiceError {
   constructor(message: string) {
     super(message, { code: -32603, status: 503, retryable: true });
+  }
+}
+
+/**
+ * An answer that reads the node's mempool while the service's view of it is still being read (it has not
+ * read every transaction of the node's latest listing: a start, a flood of new transactions, reads that
+ * failed and wait for their retry): a part of the mempool would be answered as the whole. Worth retrying
+ * after `retryAfterSeconds`.
+ */
+export class MempoolBehindError extends ServiceError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { code: -32603, status: 503, retryable: true, retryAfterSeconds });
   }
 }
 

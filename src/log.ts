@@ -5,6 +5,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 type Fields = Record<string, unknown>;
 
+/** The least time between two warnings of one kind logged by warnEveryMinute. */
+const WARN_EVERY_MS = 60_000;
+
 export interface Logger {
   debug(msg: string, fields?: Fields): void;
   info(msg: string, fields?: Fields): void;
@@ -49,5 +52,24 @@ export function createLogger(options: {
     warn: (msg, fields) => emit("warn", msg, fields),
     error: (msg, fields) => emit("error", msg, fields),
     child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
+  };
+}
+
+/**
+ * A warning of one kind logged at most once a minute (WARN_EVERY_MS), the ones between dropped: for a failure
+ * that repeats while its cause lasts (a full disk, a node read that keeps failing), which would otherwise
+ * fill the log with the same line.
+ */
+export function warnEveryMinute(
+  log: Logger,
+  message: string,
+  clock: () => number = () => performance.now(),
+): (fields?: Fields) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (fields) => {
+    const now = clock();
+    if (now - last < WARN_EVERY_MS) return;
+    last = now;
+    log.warn(message, fields);
   };
 }

@@ -70,6 +70,7 @@ export async function startService(
       database: storage.database,
       headPollMs: upstreams.headPollMs,
     });
+    await data.ready;
     const { url } = serve(ctx, { upstreams, chain, storage, tiers, data, guard, link });
     if (link) link.ready();
     else log.info("listening", { url, status: `${url}/status` });

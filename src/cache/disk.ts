@@ -15,7 +15,7 @@
 import { mkdirSync } from "node:fs";
 import { type Database, open, type RootDatabase } from "lmdb";
 import { Packr } from "msgpackr";
-import type { Logger } from "../log";
+import { type Logger, warnEveryMinute } from "../log";
 
 /**
  * Eviction starts above the high-water mark and stops below the low one (fractions of the budget). LMDB
@@ -111,16 +111,8 @@ export function createDiskTier(options: {
 
   // A write that fails (a full disk, say) loses a cache entry, nothing more: the answer was already given.
   // A read that fails is a miss: the node still answers. Each is logged at most once a minute.
-  const warnEveryMinute = (message: string) => {
-    let last = 0;
-    return (error: unknown) => {
-      if (Date.now() - last < 60_000) return;
-      last = Date.now();
-      log.warn(message, { error });
-    };
-  };
-  const writeFailed = warnEveryMinute("disk cache write failed");
-  const readFailed = warnEveryMinute("disk cache read failed");
+  const writeFailed = warnEveryMinute(log, "disk cache write failed");
+  const readFailed = warnEveryMinute(log, "disk cache read failed");
 
   const digest = (key: string) => Bun.SHA1.hash(key, "hex") as string;
   const orderKey = (): OrderKey => [Date.now(), process.pid, sequence++];
@@ -210,7 +202,7 @@ export function createDiskTier(options: {
     try {
       raw = records.getBinaryFast(dk);
     } catch (error) {
-      readFailed(error);
+      readFailed({ error });
       return false;
     }
     if (!raw) return false;
@@ -235,7 +227,7 @@ export function createDiskTier(options: {
           order.put(touched, { digest: dk, size: body.length + key.length });
           records.put(dk, packr.pack({ ...record, body, order: touched }));
         })
-        .catch(writeFailed);
+        .catch((error) => writeFailed({ error }));
     }
     use(record.body, record.height);
     return true;
@@ -266,7 +258,7 @@ export function createDiskTier(options: {
           order.put(at, { digest: dk, size: packed.length });
           if (record.height !== undefined) heights.put([record.height, dk], true);
         })
-        .catch(writeFailed)
+        .catch((error) => writeFailed({ error }))
         .finally(() => {
           pendingBytes -= packed.length;
         });

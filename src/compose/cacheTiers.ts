@@ -5,13 +5,12 @@ import { type BlockHeader, hashDigits } from "../blockHeader";
 import { type Cache, createCache } from "../cache/cache";
 import { createDiskTier, type DiskTier } from "../cache/disk";
 import { createMemoryTier, type MemoryTier } from "../cache/memory";
+import { MIB } from "../config";
 import type { ChainFollower } from "../engine/chainFollower";
 import type { SharedCache } from "../fleet/sharedCache";
 import type { CacheFigures } from "../metrics";
 import { cacheEvents } from "./metricEvents";
 import type { StartContext } from "./startContext";
-
-const MIB = 1024 * 1024;
 
 export interface CacheTiers {
   /** Undefined with CACHE_MEMORY_MB=0: nothing is cached (the disk tier only fills from memory). */

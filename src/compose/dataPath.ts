@@ -10,6 +10,7 @@
  */
 import type { ChainInfo } from "../blockchain";
 import type { Cache } from "../cache/cache";
+import { MIB } from "../config";
 import { createBlockQueries } from "../db/blockQueries";
 import type { Database } from "../db/database";
 import { createFilterStore } from "../db/filterStore";
@@ -40,6 +41,11 @@ export interface DataPath {
   indexer?: Indexer;
   /** What the Esplora API reads (http/esplora/); undefined where the family serves none. */
   esplora?: EsploraSource;
+  /**
+   * Resolves once the family's mempool follower has read the node's mempool once (bounded: a pass), so that
+   * a start in front of a small mempool answers it from the first request; at once where there is none.
+   */
+  ready: Promise<void>;
 }
 
 /** A family with no operations of its own. */
@@ -133,16 +139,22 @@ function watchFilters(ctx: StartContext, parts: DataPathParts, engine: Engine, g
   });
 }
 
-/** The Esplora API's reads: callers' reads of the index, so on the replica where there is one. */
-function esploraSource(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
-  const { log, family } = ctx;
-  if (!family.index || !family.createEsplora) return undefined;
-  return family.createEsplora({
+/**
+ * The family's follower of the node's mempool, where it keeps an index: one per instance, read by its
+ * Esplora API and its pending watch-filter matches, stopped at shutdown.
+ */
+function followMempool(ctx: StartContext, parts: DataPathParts, engine: Engine, guarded: Guarded) {
+  const { config, log, family, lifetime } = ctx;
+  if (!family.index || !family.followMempool) return undefined;
+  const mempool = family.followMempool({
     engine,
-    sql: parts.database.read,
+    sql: parts.database.sql,
     guard: (queries) => guarded(queries, "all"),
     log,
+    maxBytes: config.mempoolMaxMb * MIB,
   });
+  lifetime.defer(() => mempool.stop());
+  return mempool;
 }
 
 export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath {
@@ -161,6 +173,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     guardDatabase(api, { timeoutMs: config.dbStatementTimeoutMs, retry, events: databaseEvents(metrics) });
   const table = operationTable(ctx, parts, engine, guarded);
   const watch = watchFilters(ctx, parts, engine, guarded);
+  const mempool = followMempool(ctx, parts, engine, guarded);
   const subscriptions = createSubscriptions({
     head,
     engine,
@@ -169,7 +182,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
       lastBlockNumber: () => watch.processedUpTo(),
       results: watch.results,
       // Mempool matches (`"pending": true`) where the family has them: on the primary, as the filters are.
-      pending: family.createPendingWatch?.({
+      pending: mempool?.createPendingWatch?.({
         sql: database.sql,
         guard: (queries) => guarded(queries, "all"),
         engine,
@@ -184,8 +197,15 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     events: subscriptionEvents(metrics),
   });
   lifetime.defer(() => subscriptions.stop());
-  const esplora = esploraSource(ctx, parts, engine, guarded);
-  if (!family.index) return { engine, table, watch, subscriptions, esplora };
+  // The Esplora API's reads: callers' reads of the index, so on the replica where there is one.
+  const esplora = mempool?.createEsplora?.({
+    engine,
+    sql: database.read,
+    guard: (queries) => guarded(queries, "all"),
+    log,
+  });
+  const ready = mempool?.ready() ?? Promise.resolve();
+  if (!family.index) return { engine, table, watch, subscriptions, esplora, ready };
   const indexer = startIndexer({
     sql: database.sql,
     exclusive: database.embedded,
@@ -201,5 +221,5 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     events: indexerEvents(metrics, () => subscriptions.processed()),
   });
   lifetime.defer(() => indexer.stop());
-  return { engine, table, watch, subscriptions, indexer, esplora };
+  return { engine, table, watch, subscriptions, indexer, esplora, ready };
 }

@@ -10,6 +10,7 @@ import type { Blockchain, ChainInfo } from "../blockchain";
 import type { BlockRefs } from "../blockRef";
 import type { Sql } from "../db/database";
 import type { FinalityTags } from "../engine/chainFollower";
+import type { Engine } from "../engine/engineApi";
 import type { HeadMethod } from "../engine/headMethods";
 import type { MethodTable } from "../engine/methodTable";
 import type { IndexFamily } from "../indexer/indexFamily";
@@ -32,6 +33,32 @@ export interface DevNode {
   /** How often its head is polled where HEAD_POLL_MS is unset: it makes blocks on demand, so closely. */
   headPollMs: number;
   stop(): Promise<void>;
+}
+
+/** What a family's mempool follower is made with (compose/dataPath.ts). */
+export interface MempoolDeps {
+  engine: Engine;
+  /** The index's database (the primary's). */
+  sql: Sql;
+  /** The service's statement deadline and retries, put on the family's queries. */
+  guard<T extends object>(queries: T): T;
+  log: Logger;
+  /** MEMPOOL_MAX_MB, in bytes: the most its view of the mempool may hold. */
+  maxBytes: number;
+}
+
+/** A family's mempool follower, and the readers made on it. */
+export interface FamilyMempool {
+  /**
+   * Its Esplora-compatible API's reads: blocks and transactions in Esplora's shapes, addresses from the
+   * index, the mempool from the follower (which it holds running while served).
+   */
+  createEsplora?(deps: EsploraDeps): EsploraSource;
+  /** Its pending watch-filter matches, on the follower (held while a pending subscription lives). */
+  createPendingWatch?(options: PendingWatchOptions): PendingWatch;
+  /** Resolves once the follower has read the node's mempool once (bounded): the start waits for it. */
+  ready(): Promise<void>;
+  stop(): void;
 }
 
 export interface ChainFamily {
@@ -79,11 +106,6 @@ export interface ChainFamily {
   readonly index?: IndexFamily;
   /** The transfers operation's reads of its index (shared by every instance reading it, a replica's too). */
   createTransferQueries?(sql: Sql): TransferQueries;
-  /**
-   * What its Esplora-compatible API reads (http/esplora/: served under /esplora/ only where this is given,
-   * with `index`): blocks and transactions in Esplora's shapes, addresses from the index, the mempool.
-   */
-  createEsplora?(deps: EsploraDeps): EsploraSource;
   /** What its transfer rows are (the types its index holds, their shape); unsaid: the EVM's. */
   readonly transferShape?: TransferShape;
   /** Its daily figures (their shape, their read of its index); with `index` only. */
@@ -102,10 +124,13 @@ export interface ChainFamily {
   /** Its watch filters' results of a processed block, from its index and its node (with `index` only). */
   createWatchMatcher?(options: WatchMatcherOptions): WatchMatcher;
   /**
-   * Its matching of the nodes' mempool with the watch filters, for the `watch_filters` subscription's
-   * `"pending": true` (realtime/watchFiltersSubscription.ts); none: `pending` is refused naming the chain.
+   * Its follower of the nodes' mempool, one per instance (with `index`; the composition root makes it and
+   * stops it at shutdown), and what reads the mempool through it, so that what it reads is read once: its
+   * Esplora-compatible API (http/esplora/: served under /esplora/ only where given) and its matching of the
+   * mempool with the watch filters for the `watch_filters` subscription's `"pending": true`
+   * (realtime/watchFiltersSubscription.ts; none: `pending` is refused naming the chain).
    */
-  createPendingWatch?(options: PendingWatchOptions): PendingWatch;
+  followMempool?(deps: MempoolDeps): FamilyMempool;
   /** Its kinds of subscription, beside the hub's own (newHeads, watch_filters): realtime/subscriptions.ts. */
   readonly subscriptions?: readonly SubscriptionKind[];
   // What the API docs and the refusals say of it (http/docs.ts, compose/unserved.ts)

@@ -3,13 +3,7 @@
  * 422) or a JSON-RPC error object inside an envelope that echoes the request's `jsonrpc` and `id`
  * (docs/interface.md §7). Also the JSON bodies every route answers with, headers set once.
  */
-import {
-  NodeError,
-  RateLimitedError,
-  RequestValidationError,
-  type ServiceError,
-  type ValidationIssue,
-} from "../errors";
+import { NodeError, RequestValidationError, type ServiceError, type ValidationIssue } from "../errors";
 import {
   fastJson,
   MAX_JSON_DEPTH,
@@ -41,9 +35,12 @@ export function json(value: unknown, status = 200, headers: ResponseHeaders = js
   return new Response(toJson(value), { status, headers });
 }
 
-/** Headers an error adds to any answer: Retry-After on a rate limit; x-cache on a node's own error. */
+/**
+ * Headers an error adds to any answer: Retry-After where the error says when a retry may succeed (a rate
+ * limit, a mempool still being read); x-cache on a node's own error.
+ */
 function errorHeaders(error: ServiceError, headers: ResponseHeaders): ResponseHeaders {
-  if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
   // The node's own error is a node answer: it was asked (and errors are never cached).
   if (error instanceof NodeError) headers["x-cache"] = "miss";
   return headers;

@@ -1,6 +1,6 @@
 /**
  * What the Esplora-compatible API (http/esplora/esploraRoutes.ts) reads, and what a chain family supplies
- * for it (families/family.ts `createEsplora`; the Bitcoin family's: families/utxo/esplora/). Declared here,
+ * for it (families/family.ts `followMempool`; the Bitcoin family's: families/utxo/esplora/). Declared here,
  * beside the family's other operations, since a family may import every floor but http. The routes own the
  * paths, the checks of path params, the pages' sizes, the status codes and the answers' content types, as
  * Blockstream's Esplora has them; the source owns what is read (its index, its node, its mempool) and the

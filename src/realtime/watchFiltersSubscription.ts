@@ -61,7 +61,7 @@ export interface PendingFeed {
 /** Starts a family's mempool follower; `notify` receives its results in order (entered, then removed). */
 export type PendingWatch = (notify: (matches: PendingMatch[]) => void) => PendingFeed;
 
-/** What a family's mempool matching is made with (ChainFamily.createPendingWatch). */
+/** What a family's mempool matching is made with (ChainFamily.followMempool's createPendingWatch). */
 export interface PendingWatchOptions {
   /** The database of the filters and the index (the primary's). */
   sql: Sql;

@@ -15,7 +15,7 @@ interface Relay {
   upstream: WebSocket;
 }
 
-export type ProxyMode = (body: string, parsed: any) => Response | Promise<Response> | undefined;
+export type ProxyMode = (body: string, parsed: any) => Response | undefined | Promise<Response | undefined>;
 
 export interface NodeProxy {
   url: string;
@@ -30,6 +30,13 @@ export interface NodeProxy {
   delayMs: number;
   /** Methods answered "does not exist" (-32601), as a node without them answers. */
   hidden: Set<string>;
+  /**
+   * The JSON-RPC error a call is answered with instead of the node's (alone: with HTTP 500, as Bitcoin
+   * Core answers its errors; in a batch: that element, the others the node's); undefined: the node answers.
+   */
+  fail: ((call: any) => { code: number; message: string } | undefined) | undefined;
+  /** The most calls of each method it had waiting for their answer at once (clear it to measure anew). */
+  peakInFlight: Map<string, number>;
   /** While true, WebSocket upgrades are refused (503). */
   refuseSockets: boolean;
   /** A message sent to the node over a WebSocket waits for the Promise this gives it (undefined: none). */
@@ -50,6 +57,7 @@ export const HANG_MS = 20_000;
 export function startProxy(target: string, options: { hide?: string[] } = {}): NodeProxy {
   let server: Server<Relay> | undefined;
   const relays = new Set<ServerWebSocket<Relay>>();
+  const inFlight = new Map<string, number>();
 
   const proxy: NodeProxy = {
     url: "",
@@ -59,6 +67,8 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     mode: undefined,
     delayMs: 0,
     hidden: new Set(options.hide ?? []),
+    fail: undefined,
+    peakInFlight: new Map(),
     refuseSockets: false,
     holdSocketMessage: undefined,
     dropSockets() {
@@ -106,24 +116,46 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     for (const c of Array.isArray(parsed) ? parsed : [parsed]) {
       if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
     }
-    const custom = proxy.mode?.(body, parsed);
+    const methods = [parsed].flat().flatMap((c) => (c?.method ? [c.method as string] : []));
+    for (const m of methods) {
+      const n = (inFlight.get(m) ?? 0) + 1;
+      inFlight.set(m, n);
+      if (n > (proxy.peakInFlight.get(m) ?? 0)) proxy.peakInFlight.set(m, n);
+    }
+    try {
+      return await answer(body, parsed);
+    } finally {
+      for (const m of methods) inFlight.set(m, inFlight.get(m)! - 1);
+    }
+  }
+
+  async function answer(body: string, parsed: any): Promise<Response> {
+    const custom = await proxy.mode?.(body, parsed);
     if (custom) return custom;
     if (proxy.delayMs > 0) await Bun.sleep(proxy.delayMs);
     const hidden = proxy.hidden;
-    const missing = (c: any) => ({
-      jsonrpc: "2.0",
-      id: c.id,
-      error: { code: -32601, message: `the method ${c.method} does not exist/is not available` },
-    });
-    if (!Array.isArray(parsed) && hidden.has(parsed?.method)) return Response.json(missing(parsed));
-    if (Array.isArray(parsed) && parsed.some((c) => hidden.has(c?.method))) {
-      // Hidden inside a batch too: those elements answered here, the rest by the node.
-      const rest = parsed.filter((c) => !hidden.has(c?.method));
-      const answered = rest.length === 0 ? [] : await forward(JSON.stringify(rest)).then((r) => r.json());
-      return Response.json([
-        ...(answered as unknown[]),
-        ...parsed.filter((c) => hidden.has(c?.method)).map(missing),
-      ]);
+    const errorOf = (c: any) =>
+      hidden.has(c?.method)
+        ? { code: -32601, message: `the method ${c.method} does not exist/is not available` }
+        : proxy.fail?.(c);
+    const single = Array.isArray(parsed) ? undefined : errorOf(parsed);
+    if (single) {
+      const status = hidden.has(parsed.method) ? 200 : 500;
+      return Response.json({ jsonrpc: "2.0", id: parsed.id, error: single }, { status });
+    }
+    if (Array.isArray(parsed)) {
+      // Refused inside a batch too: those elements answered here, the rest by the node.
+      const errors = parsed.map(errorOf);
+      if (errors.some((e) => e !== undefined)) {
+        const rest = parsed.filter((_c, i) => errors[i] === undefined);
+        const answered = rest.length === 0 ? [] : await forward(JSON.stringify(rest)).then((r) => r.json());
+        return Response.json([
+          ...(answered as unknown[]),
+          ...parsed.flatMap((c, i) =>
+            errors[i] === undefined ? [] : [{ jsonrpc: "2.0", id: c.id, error: errors[i] }],
+          ),
+        ]);
+      }
     }
     const upstream = await forward(body);
     return new Response(await upstream.text(), {

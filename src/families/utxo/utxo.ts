@@ -14,6 +14,7 @@ import { utxoDayStats } from "./dayStats";
 import { startUtxoDevNode } from "./devNode";
 import { createUtxoEsplora } from "./esplora/esplora";
 import { createUtxoPendingWatch } from "./mempoolFeed";
+import { createMempoolFollower } from "./mempoolFollower";
 import { UTXO_HEAD_METHODS, utxoMethods, utxoOperations } from "./methods";
 import { utxoNodeProtocol } from "./nodeProtocol";
 import { createUtxoTransferQueries } from "./transferQueries";
@@ -44,15 +45,22 @@ export const utxo: ChainFamily = {
   transferShape: utxoTransferShape,
   dayStats: utxoDayStats,
   blockTimes: "runningMaximum",
-  // The Esplora-compatible API's reads (esplora/): the index, the node, the mempool.
-  createEsplora: createUtxoEsplora,
   addresses: utxoAddresses,
   // Each network writes its own: the chain's codec once its node is identified.
   addressesFor: utxoAddressesFor,
   // Watch filters by the net rule (watchMatcher.ts), over the index.
   createWatchMatcher: createUtxoWatchMatcher,
-  // ... and the mempool's, for the watch_filters subscription's `"pending": true` (mempoolFeed.ts).
-  createPendingWatch: createUtxoPendingWatch,
+  // One follower of the node's mempool (mempoolFollower.ts), read by the Esplora-compatible API (esplora/:
+  // the index, the node, the mempool) and the watch_filters subscription's `"pending": true` (mempoolFeed.ts).
+  followMempool(deps) {
+    const follower = createMempoolFollower(deps);
+    return {
+      createEsplora: (esplora) => createUtxoEsplora(esplora, follower),
+      createPendingWatch: (options) => createUtxoPendingWatch(options, follower),
+      ready: () => follower.ready(),
+      stop: () => follower.stop(),
+    };
+  },
   summary:
     "The nodes' own JSON-RPC methods of an allow-list (chain reads, mempool and fees, tools, writes), cached by finality, with confirmations answered for the current head; from the service's index of the chain, an address's transfers, blocks by time and day, daily figures in satoshis and watch filters by the net rule; and an Esplora-compatible API under /esplora/.",
 };

@@ -2,10 +2,10 @@
  * The Bitcoin family's reads for the Esplora-compatible API (operations/esploraSource.ts, served by
  * http/esplora/): blocks and transactions from the node through the engine (cached as its rows say: a block
  * or a confirmed transaction by hash for ever), prevouts, fees, spends, an address's figures, history and
- * unspent outputs from the index (fees are the index's, inputs minus outputs), the mempool from the node
- * (mempoolView.ts). The index's tip is Esplora's tip. A transaction the index does not hold (the mempool,
- * a block past the index's tip or before its first) is read from the node, its prevouts from the index or
- * the node, its fee its inputs minus its outputs.
+ * unspent outputs from the index (fees are the index's, inputs minus outputs), the mempool from the
+ * instance's follower of the node's (mempoolView.ts). The index's tip is Esplora's tip. A transaction the
+ * index does not hold (the mempool, a block past the index's tip or before its first) is read from the
+ * node, its prevouts from the index or the node, its fee its inputs minus its outputs.
  */
 import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError } from "../../../errors";
@@ -16,8 +16,9 @@ import type {
   ScriptRef,
   UtxoPage,
 } from "../../../operations/esploraSource";
-import { addressOf } from "../decode";
 import { outpointKey } from "../indexedOutputs";
+import type { MempoolFollower } from "../mempoolFollower";
+import type { MempoolReads } from "../mempoolStore";
 import {
   blockJson,
   type Confirmation,
@@ -36,7 +37,7 @@ import {
   utxoJson,
 } from "./esploraJson";
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
-import { createMempoolView, type MempoolSnapshot, type MempoolView } from "./mempoolView";
+import { createMempoolView, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
 import { readsAsTransaction, TX_DECODE_FAILED } from "./rawTransaction";
 
@@ -46,8 +47,6 @@ const NOT_FOUND = -5;
 const FEE_TARGETS = [...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1008];
 /** A fee rate in coins per kvB, read as satoshis per kvB: a thousandth of that is sat/vB. */
 const VBYTES_PER_KVB = 1000;
-/** electrs' fee histogram bins (util/fees.rs VSIZE_BIN_WIDTH), in vbytes. */
-const VSIZE_BIN_WIDTH = 50_000;
 /**
  * Transactions a request reads from the node at once for their outputs (prevouts the index does not hold):
  * half the node's RPC work queue (16 calls by default), so one request never fills it.
@@ -69,72 +68,21 @@ const unquote = (text: string) => JSON.parse(text) as string;
 
 const ZERO_STATS: ScriptStats = { fundedCount: 0n, fundedSum: 0n, spentCount: 0n, spentSum: 0n, txCount: 0n };
 
-/** An address's figures in the mempool (electrs' mempool ScriptStats). */
-function mempoolStats(snapshot: MempoolSnapshot, address: string): ScriptStats {
-  const s = { ...ZERO_STATS };
-  for (const m of snapshot.ofAddress(address)) {
-    s.txCount++;
-    for (const out of m.tx.vout) {
-      if (addressOf(out.scriptPubKey) !== address) continue;
-      s.fundedCount++;
-      s.fundedSum += out.value;
-    }
-    for (const p of m.prevouts) {
-      if (p?.address !== address) continue;
-      s.spentCount++;
-      s.spentSum += p.value;
-    }
-  }
-  return s;
-}
-
-/** An f32 as serde writes it: the shortest decimal that reads back as the same f32. */
-function f32Text(value: number): number {
-  const f = Math.fround(value);
-  for (let digits = 1; digits < 10; digits++) {
-    const shortest = Number(f.toPrecision(digits));
-    if (Math.fround(shortest) === f) return shortest;
-  }
-  return f;
-}
-
-/** The mempool's backlog (electrs BacklogStats), from the node's entries. */
-function backlogJson(
-  entries: Record<string, { vsize: number; weight?: number; fee?: bigint; fees?: { base: bigint } }>,
-) {
-  const txs = Object.values(entries).map((e) => {
-    const fee = e.fees?.base ?? e.fee ?? 0n;
-    const vsize = e.weight === undefined ? e.vsize : Math.floor(e.weight / 4);
-    return { fee, vsize, rate: Math.fround(Number(fee) / vsize) };
-  });
-  txs.sort((a, b) => b.rate - a.rate);
-  const histogram: [number, number][] = [];
-  let binSize = 0;
-  let lastRate = 0;
-  for (const tx of txs) {
-    if (binSize > VSIZE_BIN_WIDTH && lastRate !== tx.rate) {
-      histogram.push([f32Text(lastRate), binSize]);
-      binSize = 0;
-    }
-    lastRate = tx.rate;
-    binSize += tx.vsize;
-  }
-  if (binSize > 0) histogram.push([f32Text(lastRate), binSize]);
-  const vsize = txs.reduce((s, t) => s + t.vsize, 0);
-  const fee = txs.reduce((s, t) => s + t.fee, 0n);
-  return `{"count":${txs.length},"vsize":${vsize},"total_fee":${fee},"fee_histogram":${JSON.stringify(histogram)}}`;
-}
-
-export function createUtxoEsplora(deps: EsploraDeps): EsploraSource {
-  const { engine, log } = deps;
+/**
+ * The Esplora API's reads; the mempool's from the instance's follower (ChainFamily's followMempool hands it
+ * over), which the API holds running while it is served.
+ */
+export function createUtxoEsplora(deps: EsploraDeps, follower: MempoolFollower): EsploraSource {
+  const { engine } = deps;
   const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql));
-  const mempool: MempoolView = createMempoolView({ engine, queries, log });
+  follower.hold();
+  const mempool = createMempoolView(follower);
   const reads = createReads(engine, queries);
   return {
     ...blockSource(engine, queries, reads),
     ...transactionSource(engine, queries, reads, mempool),
     ...scriptSource(queries, reads, mempool),
-    ...poolSource(engine),
+    ...poolSource(engine, mempool),
   };
 }
 
@@ -307,7 +255,7 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
   /** What spends output `vout` of `txid`: the index's spend, else the mempool's. */
   const spendOf = (
     spends: Awaited<ReturnType<EsploraQueries["spends"]>>,
-    snapshot: MempoolSnapshot | undefined,
+    snapshot: MempoolReads | undefined,
     txid: string,
     vout: number,
   ) => {
@@ -337,13 +285,14 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
     async outspends(txid: string) {
       const found = await find(txid);
       if (found === undefined) return undefined;
-      const [spends, snapshot] = await Promise.all([queries.spends(txid), mempool.snapshot()]);
+      const spends = await queries.spends(txid);
+      const snapshot = mempool.snapshot();
       return found.tx.vout.map((out) => spendOf(spends, snapshot, txid, out.n));
     },
     async outspend(txid: string, vout: number) {
       // The mempool is read only for an output the index has not seen spent.
       const spends = await queries.spends(txid);
-      return spendOf(spends, spends.has(vout) ? undefined : await mempool.snapshot(), txid, vout);
+      return spendOf(spends, spends.has(vout) ? undefined : mempool.snapshot(), txid, vout);
     },
     async merkleProof(txid: string) {
       const found = await find(txid);
@@ -368,14 +317,14 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
     if ("address" in script) return script.address;
     const indexed = await queries.addressOfScript(Buffer.from(script.scripthash, "hex"));
     if (indexed !== undefined) return indexed;
-    return (await mempool.snapshot()).addressOfScripthash(script.scripthash);
+    return mempool.snapshot().addressOfScripthash(script.scripthash);
   }
   return {
     async scriptStats(script: ScriptRef) {
       const address = await historyAddress(script);
       if (address === undefined) return { chain: statsJson(ZERO_STATS), mempool: statsJson(ZERO_STATS) };
-      const [chain, snapshot] = await Promise.all([queries.stats(address), mempool.snapshot()]);
-      return { chain: statsJson(chain), mempool: statsJson(mempoolStats(snapshot, address)) };
+      const pending = mempool.snapshot().stats(address);
+      return { chain: statsJson(await queries.stats(address)), mempool: statsJson(pending) };
     },
     async scriptChainTransactions(
       script: ScriptRef,
@@ -398,7 +347,8 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
     async scriptMempoolTransactions(script: ScriptRef, limit: number) {
       const address = await historyAddress(script);
       if (address === undefined) return [];
-      return (await mempool.snapshot())
+      return mempool
+        .snapshot()
         .ofAddress(address)
         .slice(0, limit)
         .map((m) => m.json);
@@ -406,24 +356,32 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
     async scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage> {
       const address = await historyAddress(script);
       if (address === undefined) return { utxos: [] };
-      const [rows, snapshot] = await Promise.all([queries.unspent(address, max + 1), mempool.snapshot()]);
-      if (rows.length > max) return { tooMany: true };
+      const snapshot = mempool.snapshot();
+      // The mempool's outputs to the address that the mempool does not spend, oldest first: they count
+      // toward `max` as the confirmed ones do.
+      const pending: string[] = [];
+      for (const m of snapshot.ofAddress(address).reverse()) {
+        m.outputs.forEach((out, vout) => {
+          if (out.address !== address || snapshot.spendOf(m.txid, vout)) return;
+          pending.push(utxoJson(m.txid, vout, out.value, undefined));
+        });
+        if (pending.length > max) return { tooMany: true };
+      }
+      // Of the confirmed ones the mempool spends at most as many as it spends from the address: read that
+      // many past the bound, so that a full read says there are more than `max` left.
+      const limit = max + 1 + Number(snapshot.stats(address).spentCount);
+      const rows = await queries.unspent(address, limit);
+      if (rows.length >= limit) return { tooMany: true };
       const utxos = rows
         .filter((r) => snapshot.spendOf(r.txid, r.vout) === undefined)
         .map((r) => utxoJson(r.txid, r.vout, r.value, r.block));
-      // The mempool's outputs to the address that the mempool does not spend, oldest first.
-      for (const m of [...snapshot.ofAddress(address)].reverse()) {
-        for (const out of m.tx.vout) {
-          if (addressOf(out.scriptPubKey) !== address || snapshot.spendOf(m.txid, out.n)) continue;
-          utxos.push(utxoJson(m.txid, out.n, out.value, undefined));
-        }
-      }
-      return { utxos };
+      if (utxos.length + pending.length > max) return { tooMany: true };
+      return { utxos: [...utxos, ...pending] };
     },
   };
 }
 
-function poolSource(engine: Engine) {
+function poolSource(engine: Engine, mempool: MempoolView) {
   return {
     async feeEstimates() {
       const answers = await Promise.all(
@@ -440,7 +398,7 @@ function poolSource(engine: Engine) {
       return `{${members.join(",")}}`;
     },
     async mempool() {
-      return backlogJson(parseNode(await callText(engine, "getrawmempool", [true])));
+      return mempool.backlog();
     },
     async mempoolTxids() {
       // The node's own list, as it writes it (Esplora's order is arbitrary too).
