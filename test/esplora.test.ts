@@ -42,7 +42,8 @@ const KEY = "esplora-test-key";
 const UTXO_MAX = 50;
 /**
  * CONFIRMATIONS above the reorg's depth (the build's two blocks plus the big block and the empty blocks below
- * it, ~33): regtest's default, 0, makes every block final at once, and final answers are kept for ever.
+ * it, ~33), so the reorg is one within the depth (regtest's default, 1, would make it one past finality:
+ * test/reorg-past-finality.test.ts's).
  */
 const CONFIRMATIONS = "64";
 const ENV = {

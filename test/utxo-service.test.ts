@@ -464,6 +464,7 @@ describe("the index", () => {
       // chain_identity: which chain the schema holds (db/chainSchema.ts), whatever the family.
       expect(tables).toEqual([
         "address_scripts",
+        "address_totals",
         "address_transactions",
         "api_keys",
         "blocks",

@@ -58,7 +58,8 @@ export interface FamilyMempool {
   createPendingWatch?(options: PendingWatchOptions): PendingWatch;
   /** Resolves once the follower has read the node's mempool once (bounded): the start waits for it. */
   ready(): Promise<void>;
-  stop(): void;
+  /** Stops the follower; resolves once its last reads have ended. */
+  stop(): Promise<void>;
 }
 
 export interface ChainFamily {

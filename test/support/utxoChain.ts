@@ -24,8 +24,8 @@
  * `added` (spending `dropped`'s first input only, paying bech32 instead): `dropped` is gone from the chain
  * and the mempool (it conflicts with `added`), its second input (`reorgUnspent`) is unspent again, the
  * pending transactions stay pending. A service following the chain through the reorg must run with
- * CONFIRMATIONS above its depth (2 on the chain as built; more when a test mined above it): regtest's default, 0, makes every block final at once, and answers
- * about final blocks (getblockhash by height) are kept for ever.
+ * CONFIRMATIONS above its depth (2 on the chain as built; more when a test mined above it), so that it is a
+ * reorg within the depth: one past it (regtest's default, 1) is test/reorg-past-finality.test.ts's.
  *
  * MWEB (Litecoin's extension blocks) never activates here: its deployment starts at a median time past
  * 2020-09-30, and the node's clock is held in March 2020 (setmocktime). Every block after the build is mined

@@ -94,18 +94,20 @@ export interface MempoolFollower {
   listing(): Promise<number>;
   /** Hears every pass's changes from now on; the function given back stops that. */
   subscribe(pass: MempoolPass): () => void;
-  stop(): void;
+  /** Ends it: the pass under way reads nothing more, and is waited for. */
+  stop(): Promise<void>;
 }
 
-/** Runs `work` on each item, at most `limit` at once. */
+/** Runs `work` on each item, at most `limit` at once, while `going` says so. */
 async function eachLimited<T>(
   items: readonly T[],
   limit: number,
+  going: () => boolean,
   work: (item: T) => Promise<void>,
 ): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
+    while (next < items.length && going()) await work(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
@@ -143,8 +145,11 @@ export function createMempoolFollower(deps: {
   /** Bumped when the follower forgets: a pass begun before applies nothing. */
   let generation = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let running = false;
+  /** The pass under way. */
+  let running: Promise<void> | undefined;
   let stopped = false;
+  /** Whether the pass of generation `gen` goes on (it stops reading once the follower forgot or stopped). */
+  const going = (gen: number) => () => gen === generation && !stopped;
   const firstPass = Promise.withResolvers<void>();
 
   /** Reads the node's listing: what left the view, what is new to read. One that fails is logged. */
@@ -192,7 +197,7 @@ export function createMempoolFollower(deps: {
    * parent's read: one the node does not have leaves its outputs unknown). Parents that could not be read
    * are returned: what spends them is read again later.
    */
-  async function prevoutsOf(txs: readonly NodeTransaction[]) {
+  async function prevoutsOf(txs: readonly NodeTransaction[], gen: number) {
     const found = new Map<string, Prevout>();
     const fresh = new Map(txs.map((tx) => [tx.txid, tx]));
     const wanted: Outpoint[] = [];
@@ -208,7 +213,7 @@ export function createMempoolFollower(deps: {
       ...new Set(wanted.filter((o) => !found.has(outpointKey(o.txid, o.vout))).map((o) => o.txid)),
     ];
     const unreadable = new Set<string>();
-    await eachLimited(parents, MAX_READS_IN_FLIGHT, async (txid) => {
+    await eachLimited(parents, MAX_READS_IN_FLIGHT, going(gen), async (txid) => {
       try {
         const parent = parseNode<NodeTransaction>(await callText(engine, "getrawtransaction", [txid, true]));
         for (const out of parent.vout) found.set(outpointKey(txid, out.n), nodeOutputPrevout(out));
@@ -220,9 +225,9 @@ export function createMempoolFollower(deps: {
   }
 
   /** Reads `txids` (MAX_READS_IN_FLIGHT at once): the entries made of those read. */
-  async function read(txids: readonly string[]): Promise<MempoolEntry[]> {
+  async function read(txids: readonly string[], gen: number): Promise<MempoolEntry[]> {
     const got: { node: NodeMempoolEntry; tx: NodeTransaction }[] = [];
-    await eachLimited(txids, MAX_READS_IN_FLIGHT, async (txid) => {
+    await eachLimited(txids, MAX_READS_IN_FLIGHT, going(gen), async (txid) => {
       try {
         got.push(await readOne(txid));
       } catch (error) {
@@ -233,7 +238,10 @@ export function createMempoolFollower(deps: {
     });
     let prevouts: Awaited<ReturnType<typeof prevoutsOf>>;
     try {
-      prevouts = await prevoutsOf(got.map((g) => g.tx));
+      prevouts = await prevoutsOf(
+        got.map((g) => g.tx),
+        gen,
+      );
     } catch (error) {
       warn.index({ error: (error as Error).message });
       for (const { tx } of got) failed(tx.txid, error);
@@ -268,7 +276,7 @@ export function createMempoolFollower(deps: {
   /** One pass (the retries due, where the listing fails); the delay before the next. */
   async function pass(gen: number): Promise<number> {
     if (performance.now() - listedAt >= MEMPOOL_POLL_MS) await list(gen);
-    const entries = await read(due(performance.now()));
+    const entries = await read(due(performance.now()), gen);
     if (gen !== generation) return 0;
     const gone = [...left];
     left = new Set();
@@ -287,19 +295,20 @@ export function createMempoolFollower(deps: {
 
   function schedule(delay: number) {
     if (stopped || holds === 0 || timer !== undefined || running) return;
-    timer = setTimeout(async () => {
+    timer = setTimeout(() => {
       timer = undefined;
-      running = true;
-      let next = MEMPOOL_POLL_MS;
-      try {
-        next = await pass(generation);
-      } catch (error) {
-        // The node's and the database's failures are handled in the pass: this is a fault of ours.
-        log.error("a pass of the mempool follower failed", { error });
-      }
-      running = false;
-      firstPass.resolve();
-      schedule(next);
+      running = (async () => {
+        let next = MEMPOOL_POLL_MS;
+        try {
+          next = await pass(generation);
+        } catch (error) {
+          // The node's and the database's failures are handled in the pass: this is a fault of ours.
+          log.error("a pass of the mempool follower failed", { error });
+        }
+        running = undefined;
+        firstPass.resolve();
+        schedule(next);
+      })();
     }, delay);
   }
 
@@ -351,12 +360,13 @@ export function createMempoolFollower(deps: {
       subscribers.add(listener);
       return () => subscribers.delete(listener);
     },
-    stop() {
+    async stop() {
       stopped = true;
       firstPass.resolve();
       forget();
       const error = new UpstreamUnavailableError("the service is stopping", "stopped");
       for (const w of waiting.splice(0)) w.reject(error);
+      await running;
     },
   };
 }
