@@ -12,6 +12,12 @@
 // once reconnected, is failed with the dead one's error, and the one after gets its rows after as many
 // holes as the dead one had read (porsager/postgres#1119, #1181: a page of filters with undefined entries).
 // The reset clears both when the connection closes.
+//
+// postgres 3.4.9: release() of a reserved connection puts it back among the open ones even when it closed
+// while reserved (a restarted server): the dead connection is then handed out again, and every statement on
+// it fails with CONNECTION_CLOSED until its idle timer ends it (the indexer's leader lock, on a reserved
+// connection, failed every 2 s for ~20 s after a restart). A connection that closed is left closed, to be
+// connected again by the next use.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -33,7 +39,7 @@ function packageDir(name) {
 }
 
 const root = packageDir("postgres");
-const PATCHES = [
+const CONNECTION_PATCHES = [
   {
     marker: "/* chain-gateway: null-socket guard */",
     from: `  function nextWrite(fn) {
@@ -61,15 +67,36 @@ const PATCHES = [
 `,
   },
 ];
+const INDEX_PATCHES = [
+  {
+    marker: "/* chain-gateway: a released connection that closed stays closed */",
+    from: `    sql.release = () => {
+      c.reserved = null
+      onopen(c)
+    }`,
+    // onclose() cleared c.reserved (and moved c to the closed ones) if it closed while reserved.
+    to: (marker) => `    sql.release = () => {
+      ${marker}
+      if (c.reserved === null) return
+      c.reserved = null
+      onopen(c)
+    }`,
+  },
+];
 
 let patched = 0;
-for (const file of ["src/connection.js", "cjs/src/connection.js", "cf/src/connection.js"].map((f) =>
-  join(root, f),
-)) {
+const targets = [
+  ...["src/connection.js", "cjs/src/connection.js", "cf/src/connection.js"].map((f) => [
+    f,
+    CONNECTION_PATCHES,
+  ]),
+  ...["src/index.js", "cjs/src/index.js", "cf/src/index.js"].map((f) => [f, INDEX_PATCHES]),
+];
+for (const [file, patches] of targets.map(([f, p]) => [join(root, f), p])) {
   if (!existsSync(file)) continue;
   const original = readFileSync(file, "utf8");
   let text = original;
-  for (const { marker, from, to } of PATCHES) {
+  for (const { marker, from, to } of patches) {
     if (text.includes(marker)) continue;
     if (!text.includes(from)) {
       process.stderr.write(`patch-dependencies: ${file} does not hold the code the postgres patch expects\n`);
@@ -80,5 +107,4 @@ for (const file of ["src/connection.js", "cjs/src/connection.js", "cf/src/connec
   }
   if (text !== original) writeFileSync(file, text);
 }
-if (patched > 0)
-  process.stderr.write(`patch-dependencies: postgres connection.js patched (${patched} patches applied)\n`);
+if (patched > 0) process.stderr.write(`patch-dependencies: postgres patched (${patched} patches applied)\n`);
