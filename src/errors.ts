@@ -141,6 +141,15 @@ export class RateLimitedError extends ServiceError {
   }
 }
 
+/** A caller past its rate (`perSecond`, `burst`: a key's Rate), as every limiter says it. */
+export function rateExceeded(rate: { perSecond: number; burst: number }, retryAfterSeconds: number) {
+  const calls = rate.perSecond === 1 ? "call" : "calls";
+  return new RateLimitedError(
+    `rate limit exceeded: ${rate.perSecond} ${calls} per second, bursts of ${rate.burst}`,
+    Math.max(1, Math.ceil(retryAfterSeconds)),
+  );
+}
+
 /** A quota that time does not refill (watch filters per key): 429 without Retry-After. */
 export class QuotaExceededError extends ServiceError {
   constructor(message: string) {

@@ -5,7 +5,7 @@
  * per-instance behaviour), and comes back to the shared bucket with the connection.
  */
 import type { Rate } from "../config";
-import { RateLimitedError } from "../errors";
+import { rateExceeded } from "../errors";
 import type { Fleet } from "./redis";
 
 /** The bucket's tokens and last refill (ms), refilled, charged if it can pay, and kept while it refills. */
@@ -41,11 +41,7 @@ export function createSharedLimiter(options: { fleet: Fleet; local: Limiter }): 
   const sha = new Bun.CryptoHasher("sha1").update(TAKE).digest("hex");
   /** Callers the fleet refused, until when (ms): refused again before anything is read. */
   const refusedUntil = new Map<string, number>();
-  const exceeded = (rate: Rate, waitMs: number) =>
-    new RateLimitedError(
-      `rate limit exceeded: ${rate.perSecond} calls per second, bursts of ${rate.burst}`,
-      Math.max(1, Math.ceil(waitMs / 1000)),
-    );
+  const exceeded = (rate: Rate, waitMs: number) => rateExceeded(rate, waitMs / 1000);
 
   async function take(identity: string, count: number, rate: Rate): Promise<void> {
     const args = [String(rate.perSecond), String(rate.burst), String(count)];

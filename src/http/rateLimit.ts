@@ -3,7 +3,7 @@
  * takes one token per call. Idle buckets are swept so the map stays bounded.
  */
 import type { Rate } from "../config";
-import { RateLimitedError } from "../errors";
+import { RateLimitedError, rateExceeded } from "../errors";
 
 /** Buckets untouched this long are dropped (they would be full again anyway). */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -28,11 +28,7 @@ export interface RateLimiter {
   stop(): void;
 }
 
-const exceeded = (rate: Rate, wait: number) =>
-  new RateLimitedError(
-    `rate limit exceeded: ${rate.perSecond} calls per second, bursts of ${rate.burst}`,
-    Math.max(1, Math.ceil(wait)),
-  );
+const exceeded = rateExceeded;
 
 export function createRateLimiter(): RateLimiter {
   const buckets = new Map<string, Bucket>();
