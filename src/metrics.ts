@@ -485,10 +485,20 @@ function storageSeries(
   };
 }
 
+/**
+ * Default series whose collection walks the whole heap under Bun (v8.getHeapSpaceStatistics: 0.11-0.16 s at
+ * three million objects, measured): every scrape would stall the requests in flight that long. The heap's
+ * size and use stay (gateway_nodejs_heap_size_*: process.memoryUsage, a few microseconds).
+ */
+const HEAP_WALKING_SERIES = ["total", "used", "available"].map(
+  (what) => `gateway_nodejs_heap_space_size_${what}_bytes`,
+);
+
 export function createMetrics(): Metrics {
   let sources: Sources | undefined;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gateway_" });
+  for (const name of HEAP_WALKING_SERIES) registry.removeSingleMetric(name);
   const scope = createScope(registry, () => sources);
   return {
     registry,
