@@ -25,8 +25,9 @@ const RECIPIENT_POOL = 200_000;
 const HOT_SPEND_EVERY = 5;
 const PAYMENT = 1_000n;
 const FEE = 500n;
-/** Regtest coinbases mature 100 blocks deep. */
-const MATURE_BLOCKS = 101;
+/** A coinbase is spent in a block this many above its own at the earliest; the chain starts this long. */
+const COINBASE_MATURITY = 100;
+const MATURE_BLOCKS = COINBASE_MATURITY + 1;
 const LANE_VALUE = 40_000_000n;
 /**
  * The node's clock while it builds (setmocktime), a minute on a block: Litecoin's MWEB deployment starts at a
@@ -175,6 +176,11 @@ async function nextBlockTime(node: LitecoinNode) {
 export async function fanOut(node: LitecoinNode, count: number): Promise<Coin[]> {
   const funder = keyOf(FUNDER_SEED);
   const keys = Array.from({ length: FAN_KEYS }, (_, i) => keyOf(`bench-fan-${i}`));
+  const descriptor = `raw(${funder.script.toString("hex")})`;
+  // The last coinbase spent must be mature in the first fan-out block: empty blocks make it so.
+  const lastCoinbase = SPARE_COINBASES.first + Math.ceil(count / FAN_OUTPUTS_PER_TX) - 1;
+  const missing = lastCoinbase + COINBASE_MATURITY - 1 - (await node.rpc<number>("getblockcount"));
+  if (missing > 0) await node.rpc("generatetodescriptor", [missing, descriptor]);
   const hexes: string[] = [];
   const coins: Coin[] = [];
   for (let height = SPARE_COINBASES.first; coins.length < count; height++) {
@@ -195,10 +201,7 @@ export async function fanOut(node: LitecoinNode, count: number): Promise<Coin[]>
   }
   for (let at = 0; at < hexes.length; at += FAN_TXS_PER_BLOCK) {
     await nextBlockTime(node);
-    await node.rpc("generateblock", [
-      `raw(${funder.script.toString("hex")})`,
-      hexes.slice(at, at + FAN_TXS_PER_BLOCK),
-    ]);
+    await node.rpc("generateblock", [descriptor, hexes.slice(at, at + FAN_TXS_PER_BLOCK)]);
   }
   return coins;
 }
