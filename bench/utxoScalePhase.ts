@@ -7,19 +7,19 @@
  * 25 unconfirmed descendants of an output), spent by transactions sent in batches; one in HOT_EVERY of them
  * pays the hot address too, one in CHILD_EVERY has a child in the mempool.
  *
- * Measured over HTTP only (what the routes answer, /metrics, /health and /proc), so the phase runs on the
- * code before and after the changes it measures:
- *  - the mempool view's catch-up: a full mempool sent while the service runs, a burst of BURST
- *    new transactions, and a restart with the mempool full, each until `/esplora/mempool`'s count and the
- *    hot address's `mempool_stats.tx_count` (the view's own) are the node's (a 503 while catching up is
- *    counted and waited for);
- *  - its memory: the service's resident memory and JavaScript heap at /health after the restart and once
- *    caught up, and whatever the service says of its mempool in /metrics and /health;
+ * Measured from outside only (what the routes answer, /health, /proc, and the node calls a proxy in front of
+ * the node counts), so the phase runs on the code before and after the changes it measures:
+ *  - the mempool view's catch-up: a full mempool sent while the service runs, a burst of BURST new
+ *    transactions, and a restart with the mempool full, each until `/esplora/mempool`'s count and the hot
+ *    address's `mempool_stats.tx_count` (the view's own) are the node's (a 503 while catching up is counted
+ *    and waited for);
+ *  - its memory: the service's resident memory and JavaScript heap (its /metrics, read only there: it walks
+ *    the heap) at /health after the restart and once caught up, and whatever the service says of its
+ *    mempool in /metrics and /health;
  *  - each Esplora route on that data: READS reads one after another, of distinct paths where the route has
- *    them (p50, p99, the node calls each caused, from gateway_upstream_calls_total, the long-poll left
- *    out), then wrk with CONCURRENT
- *    connections over the same paths (p50, p99, the service's CPU seconds per 1,000 requests, node calls
- *    per request).
+ *    them (p50, p99, the node calls each caused, the long-poll left out), then wrk with CONCURRENT
+ *    connections over the same paths (p50, p99, the service's and the node's CPU seconds per 1,000
+ *    requests, node calls per request).
  * Targets (reported, not asserted): every route's p99 < 50 ms, the view's memory within its bound, no request
  * causing more than NODE_CALLS_TARGET node calls.
  *
@@ -35,6 +35,7 @@ import { type LitecoinNode, startLitecoind } from "../test/support/litecoind";
 import { type PgServer, startPostgres } from "../test/support/postgres";
 import { keyOf, sha256 } from "../test/support/rawTransactions";
 import { teardownAll } from "../test/support/shared";
+import { type CountingProxy, startCountingProxy } from "./countingProxy";
 import {
   cpuSeconds,
   fmt,
@@ -87,16 +88,22 @@ const P99_TARGET_MS = 50;
 /** A request's node calls, at most: a page's 25 transactions, their parents and a few more. */
 const NODE_CALLS_TARGET = 100;
 
-/** Node calls the service made so far (gateway_upstream_calls_total, the background methods left out). */
-function nodeCalls(metrics: string): number {
-  let total = 0;
-  for (const line of metrics.split("\n")) {
-    if (!line.startsWith("gateway_upstream_calls_total{")) continue;
-    const method = /method="([^"]*)"/.exec(line)?.[1] ?? "";
-    if (!BACKGROUND_METHODS.has(method)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
+/** The node calls the service made so far (counted by the proxy in front of the node), by method. */
+function callsNow(proxy: CountingProxy): Map<string, number> {
+  return new Map(proxy.calls);
 }
+
+/** Node calls made since `before`, by method (the background methods left out), most first. */
+function callsSince(proxy: CountingProxy, before: ReadonlyMap<string, number>): [string, number][] {
+  return [...proxy.calls]
+    .filter(([method]) => !BACKGROUND_METHODS.has(method))
+    .map(([method, n]): [string, number] => [method, n - (before.get(method) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((x, y) => y[1] - x[1]);
+}
+
+const sumCalls = (calls: [string, number][]) => calls.reduce((n, [, c]) => n + c, 0);
+const callsText = (calls: [string, number][]) => calls.map(([m, n]) => `${fmt(n)} \`${m}\``).join(", ");
 
 /** A sample's value in /metrics text (the first series of that name), or undefined. */
 function sample(metrics: string, name: string): number | undefined {
@@ -124,11 +131,16 @@ async function mempoolAccounting(url: string): Promise<string[]> {
 
 type Service = Awaited<ReturnType<typeof startService>>;
 
-/** The service's resident memory (MB, /proc) and JavaScript heap in use (MB, its /metrics; undefined without). */
+/**
+ * The service's resident memory (MB, /proc) and JavaScript heap in use (MB, its /metrics; undefined without),
+ * and how long its /metrics took to answer.
+ */
 async function memoryOf(service: Service) {
+  const started = performance.now();
   const metrics = await (await fetch(`${service.url}/metrics`)).text();
+  const metricsMs = performance.now() - started;
   const heap = sample(metrics, "gateway_nodejs_heap_size_used_bytes");
-  return { rssMb: rssMb(service.pid), heapMb: heap === undefined ? undefined : heap / 2 ** 20 };
+  return { rssMb: rssMb(service.pid), heapMb: heap === undefined ? undefined : heap / 2 ** 20, metricsMs };
 }
 
 /** One GET: its status, body and time; a 503 is read again after its Retry-After (the waits are counted). */
@@ -218,21 +230,20 @@ function answerShape(answer: { status: number; body: string }) {
  * READS of them), for at most READS_MS, each with the node calls it caused (the service's counters read
  * before and after it); p50 and p99 of their times.
  */
-async function sequentialReads(service: Service, route: RouteCase) {
-  const metrics = async () => (await fetch(`${service.url}/metrics`)).text();
+async function sequentialReads(service: Service, proxy: CountingProxy, route: RouteCase) {
   const deadline = Date.now() + READS_MS;
   const times: number[] = [];
   const statuses: Record<number, number> = {};
   let unavailable = 0;
-  let maxCalls = 0;
+  let most: [string, number][] = [];
   let calls = 0;
   let first: ReturnType<typeof answerShape> | undefined;
   for (let i = 0; i < READS && Date.now() < deadline; i++) {
-    const before = nodeCalls(await metrics());
+    const before = callsNow(proxy);
     const answer = await get(`${service.url}/esplora${route.paths[i % route.paths.length]}`);
-    const caused = nodeCalls(await metrics()) - before;
-    maxCalls = Math.max(maxCalls, caused);
-    calls += caused;
+    const caused = callsSince(proxy, before);
+    if (sumCalls(caused) > sumCalls(most)) most = caused;
+    calls += sumCalls(caused);
     times.push(answer.ms);
     unavailable += answer.unavailable;
     statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
@@ -246,7 +257,8 @@ async function sequentialReads(service: Service, route: RouteCase) {
     unavailable,
     p50Ms: percentile(times, 50),
     p99Ms: percentile(times, 99),
-    maxCalls,
+    maxCalls: sumCalls(most),
+    mostCalls: most,
     meanCalls: calls / times.length,
   };
 }
@@ -256,8 +268,12 @@ async function sequentialReads(service: Service, route: RouteCase) {
  * BENCH_SECONDS, or longer for a slow route (LOADED_ROUNDS answers a connection at its one-connection p50,
  * at most LOADED_MAX_S); what the warm-up left in flight is done before it starts.
  */
-async function loadedRun(service: Service, node: LitecoinNode, route: RouteCase, p50Ms: number) {
-  const metrics = async () => (await fetch(`${service.url}/metrics`)).text();
+async function loadedRun(
+  at: { service: Service; node: LitecoinNode; proxy: CountingProxy },
+  route: RouteCase,
+  p50Ms: number,
+) {
+  const { service, node, proxy } = at;
   const run = (durationS: number) =>
     wrk({
       url: service.url,
@@ -274,9 +290,9 @@ async function loadedRun(service: Service, node: LitecoinNode, route: RouteCase,
     Math.max(SECONDS, Math.ceil((LOADED_ROUNDS * CONCURRENT * p50Ms) / 1000)),
   );
   const cpu = { service: cpuSeconds(service.pid), node: cpuSeconds(node.pid()!) };
-  const callsBefore = nodeCalls(await metrics());
+  const callsBefore = callsNow(proxy);
   const loaded = await run(durationS);
-  const loadedCalls = nodeCalls(await metrics()) - callsBefore;
+  const loadedCalls = sumCalls(callsSince(proxy, callsBefore));
   const requests = Math.max(1, loaded.requests);
   return {
     loaded,
@@ -288,9 +304,12 @@ async function loadedRun(service: Service, node: LitecoinNode, route: RouteCase,
 }
 
 /** A route measured: its reads one after another, then wrk's run. */
-async function measureRoute(service: Service, node: LitecoinNode, route: RouteCase) {
-  const sequential = await sequentialReads(service, route);
-  const loaded = await loadedRun(service, node, route, sequential.p50Ms);
+async function measureRoute(
+  at: { service: Service; node: LitecoinNode; proxy: CountingProxy },
+  route: RouteCase,
+) {
+  const sequential = await sequentialReads(at.service, at.proxy, route);
+  const loaded = await loadedRun(at, route, sequential.p50Ms);
   return { route: route.route, note: route.note, ...sequential, ...loaded };
 }
 
@@ -386,8 +405,17 @@ async function routeCases(node: LitecoinNode, data: Awaited<ReturnType<typeof bu
   ] satisfies RouteCase[];
 }
 
+/** What the phase runs on: the node, the proxy that counts its calls (the service's upstream), PostgreSQL. */
+interface Parts {
+  node: LitecoinNode;
+  proxy: CountingProxy;
+  pg: PgServer;
+  dataDir: string;
+}
+
 /** The node, its chain and mempool built, the index backfilled by a first service (left running). */
-async function setUp(node: LitecoinNode, pg: PgServer, dataDir: string, log: (line: string) => void) {
+async function setUp(parts: Parts, log: (line: string) => void) {
+  const { node, pg, proxy, dataDir } = parts;
   const built = performance.now();
   const data = await buildData(node, log);
   const env = {
@@ -397,7 +425,7 @@ async function setUp(node: LitecoinNode, pg: PgServer, dataDir: string, log: (li
     INDEX_FROM_BLOCK: "0",
     HEAD_POLL_MS: String(HEAD_POLL_MS),
   };
-  const service = await startService(node.url, dataDir, env);
+  const service = await startService(proxy.url, dataDir, env);
   try {
     const indexed = async () =>
       ((await (await fetch(`${service.url}/health`)).json()) as any).indexer?.lastBlockNumber === data.head;
@@ -412,7 +440,7 @@ async function setUp(node: LitecoinNode, pg: PgServer, dataDir: string, log: (li
     log(
       `the mempool's ${fmt(MEMPOOL)} transactions sent in ${fmt(fillS, 1)} s; all built in ${fmt(buildS)} s`,
     );
-    return { data, env, dataDir, service, backfillS, fillS, buildS };
+    return { data, env, service, backfillS, fillS, buildS };
   } catch (error) {
     await service.stop();
     throw error;
@@ -446,7 +474,7 @@ function routeLines(measured: Awaited<ReturnType<typeof measureRoute>>[]) {
   const verdict = (names: string[]) => (names.length === 0 ? "met" : `**missed** by ${names.join(", ")}`);
   const worst = measured.reduce((w, m) => (m.maxCalls > w.maxCalls ? m : w));
   return [
-    `Each route on that data: ${fmt(READS)} reads one after another (cycling through the route's paths: where it has ${fmt(READS)}, each is a first read; node calls from gateway_upstream_calls_total read before and after each, the long-poll left out), then wrk with ${CONCURRENT} connections over the same paths, ${SECONDS} s (longer for a slow route: ${LOADED_ROUNDS} answers a connection at its p50 alone, at most ${LOADED_MAX_S} s) after ${WARMUP_S} s of warm-up and what it left in flight (CPU: user + system seconds per 1,000 requests):`,
+    `Each route on that data: ${fmt(READS)} reads one after another (cycling through the route's paths: where it has ${fmt(READS)}, each is a first read; node calls counted by a proxy in front of the node, the long-poll left out), then wrk with ${CONCURRENT} connections over the same paths, ${SECONDS} s (longer for a slow route: ${LOADED_ROUNDS} answers a connection at its p50 alone, at most ${LOADED_MAX_S} s) after ${WARMUP_S} s of warm-up and what it left in flight (CPU: user + system seconds per 1,000 requests):`,
     "",
     `| route | answer | 1 connection p50 | p99 | node calls a request (max / mean) | ${CONCURRENT} connections req/s | p50 | p99 | non-2xx | service CPU s per 1,000 | node CPU s per 1,000 | node calls a request |`,
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -465,7 +493,7 @@ function routeLines(measured: Awaited<ReturnType<typeof measureRoute>>[]) {
     }),
     "",
     `p99 < ${P99_TARGET_MS} ms on one connection: ${verdict(missed((m) => m.p99Ms))}; on ${CONCURRENT} connections: ${verdict(missed(loadedP99))}.`,
-    `Node calls of one request: at most ${fmt(worst.maxCalls)} (${name(worst)}; <= ${NODE_CALLS_TARGET} aimed at: ${worst.maxCalls <= NODE_CALLS_TARGET ? "met" : "**missed**"}).`,
+    `Node calls of one request: at most ${fmt(worst.maxCalls)} (${name(worst)}: ${callsText(worst.mostCalls)}; <= ${NODE_CALLS_TARGET} aimed at: ${worst.maxCalls <= NODE_CALLS_TARGET ? "met" : "**missed**"}).`,
   ];
 }
 
@@ -478,7 +506,8 @@ interface Running {
  * The mempool view catching up: on the running service, the full mempool (sent while it ran), then a
  * burst; then a restart with the mempool full (from /health), with its memory, CPU and node calls.
  */
-async function catchUps(node: LitecoinNode, ready: Awaited<ReturnType<typeof setUp>>, running: Running) {
+async function catchUps(parts: Parts, ready: Awaited<ReturnType<typeof setUp>>, running: Running) {
+  const { node, proxy } = parts;
   const { data } = ready;
   const hot = data.chain.hot;
   const full: Expected = { count: MEMPOOL, hot: data.pool.filter((t) => t.paysHot).length };
@@ -494,17 +523,18 @@ async function catchUps(node: LitecoinNode, ready: Awaited<ReturnType<typeof set
   await ready.service.stop();
   running.service = undefined;
 
+  const beforeStart = callsNow(proxy);
   const restarting = performance.now();
-  const service = await startService(node.url, ready.dataDir, ready.env);
+  const service = await startService(proxy.url, parts.dataDir, ready.env);
   running.service = service;
   const healthS = (performance.now() - restarting) / 1000;
-  const metrics = async () => (await fetch(`${service.url}/metrics`)).text();
   const atHealth = await memoryOf(service);
   const restart = await catchUp(service.url, hot, all);
   const cpuS = cpuSeconds(service.pid);
-  const calls = nodeCalls(await metrics());
+  const calls = callsSince(proxy, beforeStart);
+  const beforeIdle = callsNow(proxy);
   await Bun.sleep(IDLE_MS);
-  const idleCalls = nodeCalls(await metrics()) - calls;
+  const idleCalls = sumCalls(callsSince(proxy, beforeIdle));
   const caughtUp = await memoryOf(service);
   const accounting = await mempoolAccounting(service.url);
   const table = [
@@ -530,7 +560,7 @@ async function catchUps(node: LitecoinNode, ready: Awaited<ReturnType<typeof set
   const delta = caughtUp.rssMb - atHealth.rssMb;
   const bound = process.env.MEMPOOL_MAX_BYTES;
   const memory = [
-    `Memory of the restarted service: at /health ${memoryText(atHealth)}; caught up and ${IDLE_MS / 1000} s idle ${memoryText(caughtUp)} (${fmt(delta)} MB more resident, ${fmt((delta * 2 ** 20) / (MEMPOOL + BURST))} bytes a mempool transaction). From its start until caught up: ${fmt(cpuS, 1)} CPU seconds, ${fmt(calls)} node calls; idle afterwards, ${fmt(idleCalls)} node calls in ${IDLE_MS / 1000} s (the long-poll left out).`,
+    `Memory of the restarted service: at /health ${memoryText(atHealth)}; caught up and ${IDLE_MS / 1000} s idle ${memoryText(caughtUp)} (${fmt(delta)} MB more resident, ${fmt((delta * 2 ** 20) / (MEMPOOL + BURST))} bytes a mempool transaction). From its start until caught up: ${fmt(cpuS, 1)} CPU seconds, ${fmt(sumCalls(calls))} node calls (${callsText(calls)}); idle afterwards, ${fmt(idleCalls)} node calls in ${IDLE_MS / 1000} s (the long-poll left out). Its /metrics answered in ${fmt(caughtUp.metricsMs)} ms then (${fmt(atHealth.metricsMs)} ms at /health): its default process metrics walk the JavaScript heap, the service blocked meanwhile.`,
     "",
     accounting.length === 0
       ? "The service reports nothing of its mempool view (no /metrics series or /health member named mempool)."
@@ -556,19 +586,22 @@ async function catchUps(node: LitecoinNode, ready: Awaited<ReturnType<typeof set
 export async function utxoScalePhase(lines: string[], rows: Record<string, unknown>[]) {
   const log = (line: string) => console.error(line);
   const node = await startLitecoind({ args: NODE_ARGS });
+  const proxy = startCountingProxy(node.url);
   let pg: PgServer | undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-utxoscale-"));
   const running: Running = {};
   try {
     pg = await startPostgres();
-    const ready = await setUp(node, pg, dataDir, log);
+    const parts: Parts = { node, proxy, pg, dataDir };
+    const ready = await setUp(parts, log);
     running.service = ready.service;
     const { data } = ready;
-    const caught = await catchUps(node, ready, running);
+    const caught = await catchUps(parts, ready, running);
     log("caught up after a restart; measuring the routes");
     const measured: Awaited<ReturnType<typeof measureRoute>>[] = [];
+    const at = { service: caught.service, node, proxy };
     for (const route of await routeCases(node, data)) {
-      measured.push(await measureRoute(caught.service, node, route));
+      measured.push(await measureRoute(at, route));
       log(`measured ${route.route} ${route.note ?? ""}`);
     }
     const afterRoutes = await memoryOf(caught.service);
@@ -605,6 +638,7 @@ export async function utxoScalePhase(lines: string[], rows: Record<string, unkno
     });
   } finally {
     await running.service?.stop();
+    proxy.stop();
     await pg?.stop();
     await teardownAll();
     rmSync(dataDir, { recursive: true, force: true });
