@@ -25,7 +25,7 @@
  *
  * Environment: BENCH_UTXO_SCALE_MEMPOOL (default 20000), BENCH_UTXO_SCALE_ADDRESS_TXS (default 100000, made
  * in blocks of 100), BENCH_UTXO_SCALE_BURST (default 2000), BENCH_UTXO_SCALE_READS (default 200); BENCH_SECONDS
- * for each wrk run. The service's own settings (MEMPOOL_MAX_BYTES, UTXO_MAX, ...) pass through from the
+ * for each wrk run. The service's own settings (MEMPOOL_MAX_MB, UTXO_MAX, ...) pass through from the
  * environment.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -85,6 +85,8 @@ const RETRIES_503 = 60;
 /** Node calls of the service while idle are counted over this long. */
 const IDLE_MS = 5_000;
 const P99_TARGET_MS = 50;
+/** The view's bound when MEMPOOL_MAX_MB is not set (the service's default). */
+const DEFAULT_MEMPOOL_MAX_MB = 256;
 /** A request's node calls, at most: a page's 25 transactions, their parents and a few more. */
 const NODE_CALLS_TARGET = 100;
 
@@ -558,14 +560,15 @@ async function catchUps(parts: Parts, ready: Awaited<ReturnType<typeof setUp>>, 
     ),
   ];
   const delta = caughtUp.rssMb - atHealth.rssMb;
-  const bound = process.env.MEMPOOL_MAX_BYTES;
+  const boundMb = Number(process.env.MEMPOOL_MAX_MB ?? DEFAULT_MEMPOOL_MAX_MB);
+  const heapMb = (caughtUp.heapMb ?? Number.NaN) - (atHealth.heapMb ?? Number.NaN);
   const memory = [
     `Memory of the restarted service: at /health ${memoryText(atHealth)}; caught up and ${IDLE_MS / 1000} s idle ${memoryText(caughtUp)} (${fmt(delta)} MB more resident, ${fmt((delta * 2 ** 20) / (MEMPOOL + BURST))} bytes a mempool transaction). From its start until caught up: ${fmt(cpuS, 1)} CPU seconds, ${fmt(sumCalls(calls))} node calls (${callsText(calls)}); idle afterwards, ${fmt(idleCalls)} node calls in ${IDLE_MS / 1000} s (the long-poll left out). Its /metrics answered in ${fmt(caughtUp.metricsMs)} ms then (${fmt(atHealth.metricsMs)} ms at /health): its default process metrics walk the JavaScript heap, the service blocked meanwhile.`,
     "",
     accounting.length === 0
       ? "The service reports nothing of its mempool view (no /metrics series or /health member named mempool)."
       : `What the service reports of its mempool: ${accounting.map((a) => `\`${a}\``).join("; ")}.`,
-    `Its bound: ${bound === undefined ? "MEMPOOL_MAX_BYTES not set (the service's default, if it has one)" : `MEMPOOL_MAX_BYTES=${bound}`}.`,
+    `Its bound: MEMPOOL_MAX_MB ${fmt(boundMb)} (${process.env.MEMPOOL_MAX_MB === undefined ? "the service's default, on the code that has one" : "set"}); the heap grew ${fmt(heapMb)} MB as the view caught up: ${heapMb <= boundMb ? "within it" : "**past it**"}.`,
   ];
   const figures = {
     firstRead,
