@@ -55,7 +55,7 @@ const ADDRESS_TXS = Number(process.env.BENCH_UTXO_SCALE_ADDRESS_TXS ?? 100_000);
 const BURST = Number(process.env.BENCH_UTXO_SCALE_BURST ?? 2_000);
 /** Reads of each route, one after another (its paths cycled when it has fewer). */
 const READS = Number(process.env.BENCH_UTXO_SCALE_READS ?? 200);
-/** A route's first reads stop after this long (a slow route reads fewer). */
+/** A route's reads one after another stop after this long (a slow route reads fewer). */
 const READS_MS = 60_000;
 /** wrk's connections for each route, and how long it waits for an answer before counting a timeout. */
 const CONCURRENT = 16;
@@ -75,7 +75,7 @@ const NODE_ARGS = ["-rpcworkqueue=1024", "-maxmempool=2000"];
 const HEAD_POLL_MS = 60_000;
 /** The long-poll's calls are the head's, not a request's. */
 const BACKGROUND_METHODS = new Set(["waitfornewblock"]);
-/** Catch-up polls: this often, for at most this long. */
+/** Catch-up polls: this often, for at most this long, or until the counts stand still this long. */
 const POLL_MS = 100;
 const CATCH_UP_MS = 10 * 60_000;
 const STALL_MS = 15_000;
