@@ -23,12 +23,16 @@
  * and the Bitcoin family (bench/utxoPhase.ts): a regtest litecoind's block of ~500 transactions and
  * getblockcount as cache hits beside the raw limit and the node, and the head's latency after a block; and
  * its index (bench/utxoIndexPhase.ts): the backfill of a chain of 100,000 transactions beside the node's own
- * getblock rate, and an address's page of transfers on it.
+ * getblock rate, and an address's page of transfers on it; and its Esplora API at mainnet scale
+ * (bench/utxoScalePhase.ts): a mempool of 20,000 transactions and an address of 100,000, the mempool view's
+ * catch-up and memory, each route's p50/p99, CPU and node calls.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex"), BENCH_UTXO_HEAD_BLOCKS (default 30),
- * BENCH_UTXO_INDEX_BLOCKS (default 1000).
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"), BENCH_UTXO_HEAD_BLOCKS
+ * (default 30), BENCH_UTXO_INDEX_BLOCKS (default 1000), BENCH_UTXO_SCALE_MEMPOOL (default 20000),
+ * BENCH_UTXO_SCALE_ADDRESS_TXS (default 100000), BENCH_UTXO_SCALE_BURST (default 2000),
+ * BENCH_UTXO_SCALE_READS (default 200).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -60,13 +64,14 @@ import {
 } from "./support";
 import { utxoIndexPhase } from "./utxoIndexPhase";
 import { utxoPhase } from "./utxoPhase";
+import { utxoScalePhase } from "./utxoScalePhase";
 import { watchPhase } from "./watchPhase";
 import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
 const PHASES = (
-  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex"
+  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"
 ).split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
@@ -510,6 +515,7 @@ async function main() {
   if (PHASES.includes("workers")) await workersPhase(lines, rows);
   if (PHASES.includes("utxo")) await utxoPhase(lines, rows);
   if (PHASES.includes("utxoindex")) await utxoIndexPhase(lines, rows);
+  if (PHASES.includes("utxoscale")) await utxoScalePhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });

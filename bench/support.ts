@@ -78,6 +78,9 @@ export async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
+/** How long a stopped service may take to exit before it is killed. */
+const STOP_MS = 15_000;
+
 /** What JSC's GC log (BUN_JSC_logGC) says of the collections so far. */
 export interface GcTotals {
   /** Eden (young) and full collections started. */
@@ -89,7 +92,8 @@ export interface GcTotals {
 }
 
 /**
- * The service as a process. With `gcLog`, it runs with JSC's GC log on (one stderr line a collection,
+ * The service as a process (killed if it does not answer /health, or does not exit on SIGTERM within
+ * STOP_MS). With `gcLog`, it runs with JSC's GC log on (one stderr line a collection,
  * parsed here, not shown): for a measurement of its own, as the log costs a little.
  */
 export async function startService(
@@ -116,7 +120,20 @@ export async function startService(
   const totals: GcTotals = { eden: 0, full: 0, pauseMs: 0, maxPauseMs: 0 };
   if (options.gcLog) void readGcLog(child.stderr as ReadableStream<Uint8Array>, totals);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/health`);
+  const stop = async () => {
+    child.kill("SIGTERM");
+    const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(STOP_MS).then(() => false)]);
+    if (!exited) {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+  };
+  try {
+    await waitFor(`${url}/health`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
     url,
     pid: child.pid,
@@ -126,10 +143,7 @@ export async function startService(
       if (restart) totals.maxPauseMs = 0;
       return copy;
     },
-    async stop() {
-      child.kill("SIGTERM");
-      await child.exited;
-    },
+    stop,
   };
 }
 

@@ -45,26 +45,38 @@ function toMs(value: string): number {
   return match[2] === "us" ? n / 1000 : match[2] === "s" ? n * 1000 : n;
 }
 
+/**
+ * wrk against `url`: POSTs cycling through `bodies`, or with `paths`, GETs cycling through those paths (each
+ * a path on `url`'s host, e.g. "/esplora/mempool").
+ */
 export async function wrk(options: {
   url: string;
-  bodies: string[];
+  bodies?: string[];
+  paths?: string[];
   connections: number;
   threads: number;
   durationS: number;
   headers?: Record<string, string>;
+  /** A request unanswered this long is a timeout, its latency unrecorded (wrk's default: 2 s). */
+  timeoutS?: number;
 }): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), "cg-wrk-"));
   try {
-    const headers = { "Content-Type": "application/json", ...options.headers };
+    const get = options.paths !== undefined;
+    const headers = get ? { ...options.headers } : { "Content-Type": "application/json", ...options.headers };
+    const items = options.paths ?? options.bodies ?? [];
+    if (items.length === 0) throw new Error("wrk needs bodies or paths");
     const lua = [
-      `local bodies = { ${options.bodies.map(luaLongString).join(", ")} }`,
+      `local items = { ${items.map(luaLongString).join(", ")} }`,
       `local headers = { ${Object.entries(headers)
         .map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
         .join(", ")} }`,
       "local i = 0",
       "request = function()",
-      "  i = i % #bodies + 1",
-      '  return wrk.format("POST", nil, headers, bodies[i])',
+      "  i = i % #items + 1",
+      get
+        ? '  return wrk.format("GET", items[i], headers)'
+        : '  return wrk.format("POST", nil, headers, items[i])',
       "end",
       // wrk's --latency table stops at p99; the tail beyond it is printed from its histogram (microseconds).
       "done = function(summary, latency, requests)",
@@ -83,6 +95,7 @@ export async function wrk(options: {
         "-d",
         `${options.durationS}s`,
         "--latency",
+        ...(options.timeoutS === undefined ? [] : ["--timeout", `${options.timeoutS}s`]),
         "-s",
         script,
         options.url,
