@@ -54,7 +54,7 @@ const feeOf = (i: number) =>
 /** The node's clock (setmocktime): held in March 2020, so that MWEB never activates (bench/utxoBulkChain.ts). */
 const CLOCK_S = Date.UTC(2020, 2, 1) / 1000;
 /** The follower's MAX_READS_IN_FLIGHT. */
-const MAX_READS_IN_FLIGHT = 16;
+const MAX_READS_IN_FLIGHT = 64;
 /** How long a stretch of the test may take at most. */
 const STRETCH_MS = 60_000;
 
@@ -348,7 +348,7 @@ describe("while the view catches up", () => {
     STRETCH_MS * 2,
   );
 
-  test("each transaction read from the node once for the API and the pending feed, at most 16 at once, never getrawmempool true", async () => {
+  test("each transaction read from the node once for the API and the pending feed, at most MAX_READS_IN_FLIGHT at once, never getrawmempool true", async () => {
     const reads = (method: string) => {
       const count = new Map<string, number>();
       for (const c of proxy.callsOf(method))

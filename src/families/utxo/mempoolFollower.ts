@@ -46,9 +46,13 @@ const MEMPOOL_POLL_MS = 1_000;
 /** Past this age of its last listing (the node not answering), the view is not caught up. */
 const LISTING_MAX_AGE_MS = 10_000;
 /** Transactions read in one pass; the rest wait for the next. */
-const MAX_READS_PER_PASS = 1_000;
-/** Transactions (or parents) read from the node at once. */
-const MAX_READS_IN_FLIGHT = 16;
+const MAX_READS_PER_PASS = 4_000;
+/**
+ * Transactions (or parents) read from the node at once: two calls each, which the upstream's batcher sends
+ * as a few batches (BATCH_MAX_SIZE calls each), so the node's RPC queue holds a handful of requests. Measured
+ * by the utxoscale bench: 16 caught up a restart at ~365 transactions a second, 64 at ~2,700.
+ */
+const MAX_READS_IN_FLIGHT = 64;
 /** The wait before a failed read is tried again, doubled on each failure up to the most. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
