@@ -563,7 +563,7 @@ async function catchUps(parts: Parts, ready: Awaited<ReturnType<typeof setUp>>, 
   const boundMb = Number(process.env.MEMPOOL_MAX_MB ?? DEFAULT_MEMPOOL_MAX_MB);
   const heapMb = (caughtUp.heapMb ?? Number.NaN) - (atHealth.heapMb ?? Number.NaN);
   const memory = [
-    `Memory of the restarted service: at /health ${memoryText(atHealth)}; caught up and ${IDLE_MS / 1000} s idle ${memoryText(caughtUp)} (${fmt(delta)} MB more resident, ${fmt((delta * 2 ** 20) / (MEMPOOL + BURST))} bytes a mempool transaction). From its start until caught up: ${fmt(cpuS, 1)} CPU seconds, ${fmt(sumCalls(calls))} node calls (${callsText(calls)}); idle afterwards, ${fmt(idleCalls)} node calls in ${IDLE_MS / 1000} s (the long-poll left out). Its /metrics answered in ${fmt(caughtUp.metricsMs)} ms then (${fmt(atHealth.metricsMs)} ms at /health): its default process metrics walk the JavaScript heap, the service blocked meanwhile.`,
+    `Memory of the restarted service: at /health ${memoryText(atHealth)}; caught up and ${IDLE_MS / 1000} s idle ${memoryText(caughtUp)} (${fmt(delta)} MB more resident, ${fmt((delta * 2 ** 20) / (MEMPOOL + BURST))} bytes a mempool transaction). From its start until caught up: ${fmt(cpuS, 1)} CPU seconds, ${fmt(sumCalls(calls))} node calls (${callsText(calls)}); idle afterwards, ${fmt(idleCalls)} node calls in ${IDLE_MS / 1000} s (the long-poll left out). Its /metrics answered in ${fmt(caughtUp.metricsMs)} ms then (${fmt(atHealth.metricsMs)} ms at /health; a scrape that walked the JavaScript heap, as the heap-space series did, would block the service that long).`,
     "",
     accounting.length === 0
       ? "The service reports nothing of its mempool view (no /metrics series or /health member named mempool)."
