@@ -152,6 +152,8 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
       INDEXER: "on",
       INDEX_FROM_BLOCK: String(chain.first),
       HEAD_POLL_MS: "100",
+      // The last block is the one /watch_filters/check reads: processed at once (regtest's default is 1).
+      CONFIRMATIONS: "0",
     });
     const health = async () => ((await (await fetch(`${service!.url}/health`)).json()) as any).indexer;
     const seconds = await waitUntil(
