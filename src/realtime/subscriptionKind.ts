@@ -37,6 +37,8 @@ export interface SubscriptionContext<Options = unknown> {
   readonly subscriptions: ReadonlySet<Subscription<Options>>;
   /** Sends one result (JSON text) to one subscription; counted, and a send that fails is logged. */
   notify(subscription: Subscription<Options>, result: string): void;
+  /** The chain as the service follows it. */
+  readonly head: ChainFollower;
   /** The node, through the engine (cached, coalesced). */
   readonly engine: Engine;
   readonly upstreamSubscribe: UpstreamSubscribe;

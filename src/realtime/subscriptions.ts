@@ -113,7 +113,7 @@ export function createSubscriptions(options: {
   for (const kind of served) {
     const members = new Set<Held>();
     const notify = (subscription: Subscription, result: string) => deliver(kind.name, subscription, result);
-    const feed = kind.open({ subscriptions: members, notify, engine, upstreamSubscribe, log });
+    const feed = kind.open({ subscriptions: members, notify, head, engine, upstreamSubscribe, log });
     kinds.set(kind.name, { kind, feed, members });
   }
   const names = [...kinds.keys()];

@@ -68,6 +68,7 @@ test("one mempool follower for the pending subscriptions, their keys, their resu
   const feed = kind.open({
     subscriptions: members,
     notify: (s, text) => sent.push([s.id, text]),
+    head: undefined as never,
     engine: undefined as never,
     upstreamSubscribe: () => undefined,
     log: createLogger({ level: "error" }),

@@ -26,8 +26,6 @@ import type {
 const WATCH_POLL_MS = 1_000;
 /** The most processed blocks one pass sends, so a long backlog does not hold the others. */
 const WATCH_BLOCKS_PER_PASS = 100;
-/** Canonical blocks remembered from the chain follower's changes (as many as it follows below the head). */
-const CANONICAL_KEPT = 1_024;
 
 export type WatchVersion = "v1" | "v2";
 
@@ -150,17 +148,8 @@ function openWatch(
   let watchAgain = false;
   let stopped = false;
   const mempool = openPending(watch, watchGroups, notify, log);
-  /** The chain follower's canonical blocks by height, as hash digits, the most recent CANONICAL_KEPT. */
-  const canonical = new Map<bigint, string>();
-
-  /** Follows the chain's change: its blocks, and groups that sent blocks it dropped go back to the fork. */
-  function follow(change: ChainChange) {
-    for (const block of change.removed) canonical.delete(block.number);
-    for (const block of change.added) {
-      canonical.delete(block.number);
-      canonical.set(block.number, hashDigits(block.hash));
-    }
-    while (canonical.size > CANONICAL_KEPT) canonical.delete(canonical.keys().next().value!);
+  /** Groups that sent blocks a reorg dropped go back to the fork. */
+  function rewindTo(change: ChainChange) {
     const fork = change.removed[0]?.number;
     if (fork === undefined) return;
     for (const group of watchGroups.values()) {
@@ -195,8 +184,8 @@ function openWatch(
     for (let block = from + 1n; block <= end && group.members.size > 0; block++) {
       const { hash, results } = await watch.results(group.caller, Number(block), group.options.version);
       // The index still holds a block a reorg dropped: it is sent once the indexer has undone it.
-      const expected = canonical.get(block);
-      if (expected !== undefined && expected !== hash) return;
+      const expected = context.head.canonicalHash(block);
+      if (expected !== undefined && hashDigits(expected) !== hash) return;
       for (const result of results) {
         const text = toJson(result);
         for (const member of group.members) notify(member, text);
@@ -258,7 +247,7 @@ function openWatch(
     join,
     leave,
     changed(change) {
-      follow(change);
+      rewindTo(change);
       mempool.changed(change);
       pumpIfWatched();
     },
