@@ -31,6 +31,8 @@
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
  * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"), BENCH_UTXO_HEAD_BLOCKS
  * (default 30), BENCH_UTXO_INDEX_BLOCKS (default 1000), BENCH_UTXO_SCALE_MEMPOOL (default 20000),
+ * BENCH_BASE (another checkout's root: its service's cache hits measured beside this one's, in the engine
+ * phase's rounds),
  * BENCH_UTXO_SCALE_ADDRESS_TXS (default 100000), BENCH_UTXO_SCALE_BURST (default 2000),
  * BENCH_UTXO_SCALE_READS (default 200).
  */
@@ -70,6 +72,8 @@ import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
 const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
+/** Another checkout (its root directory) whose engine is measured beside this one's: the engine phase only. */
+const BASE = process.env.BENCH_BASE;
 const PHASES = (
   process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"
 ).split(",");
@@ -308,13 +312,17 @@ async function diskPhase(lines: string[], rows: Record<string, unknown>[]) {
 async function engineAndCachePhase(lines: string[], rows: Record<string, unknown>[]) {
   const anvil = await startAnvil();
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-"));
+  const baseDir = mkdtempSync(join(tmpdir(), "cg-bench-base-"));
   let service: Awaited<ReturnType<typeof startService>> | undefined;
+  let base: Awaited<ReturnType<typeof startService>> | undefined;
   const raws: Awaited<ReturnType<typeof startRaw>>[] = [];
   try {
     const { small, large } = await buildChain(anvil.url);
     await rpc(anvil.url)("anvil_mine", [`0x${FINALITY_BLOCKS.toString(16)}`]);
     // The engine alone: an indexer reading the same node would take part of its time.
     service = await startService(anvil.url, dataDir, { INDEXER: "off" });
+    // BENCH_BASE: another checkout's service (the code before a change), measured in the same rounds.
+    if (BASE) base = await startService(anvil.url, baseDir, { INDEXER: "off" }, { root: BASE });
     await Bun.sleep(IDLE_SETTLE_MS);
     const idleRss = rssMb(service.pid);
     const sizes = [];
@@ -359,6 +367,8 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
           `${size.name}/service`,
           await measureCpu(`${service.url}/node/jsonrpc`, [size.body], service.pid),
         );
+        if (base)
+          take(`${size.name}/base`, await measureCpu(`${base.url}/node/jsonrpc`, [size.body], base.pid));
       }
       console.error(`engine round ${round + 1}/${ROUNDS} done`);
     }
@@ -401,6 +411,27 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
       );
     }
     lines.push(...ratioLines);
+    if (base) {
+      // Idle from here on: stopped, so that it takes nothing of the machine from the measurements below.
+      await base.stop();
+      lines.push(
+        "",
+        `This checkout against BENCH_BASE (${BASE}), the same hits in the same rounds (medians of the rounds' ratios):`,
+        "",
+        "| answer | req/s: this / base | CPU per request: this / base | p99: this / base |",
+        "|---|---:|---:|---:|",
+      );
+      for (const size of sizes) {
+        const ours = runs.get(`${size.name}/service`)!;
+        const theirs = runs.get(`${size.name}/base`)!;
+        const ratio = (f: (r: Measured) => number) =>
+          fmt(median(ours.map((r, i) => f(r) / f(theirs[i]!))), 2);
+        lines.push(
+          `| ${size.name} | ${ratio((r) => r.requestsPerSecond)} | ${ratio((r) => r.cpuUs)} | ${ratio((r) => r.p99Ms)} |`,
+        );
+        rows.push({ answer: size.name, bytes: size.bytes, target: "base", rounds: theirs });
+      }
+    }
 
     // Bots: many clients repeating the same few questions about the head.
     const wallets = anvilWallets(new JsonRpcProvider(anvil.url, 31337, { staticNetwork: true }));
@@ -498,7 +529,9 @@ async function engineAndCachePhase(lines: string[], rows: Record<string, unknown
   } finally {
     for (const raw of raws) await raw.stop();
     await service?.stop();
+    await base?.stop();
     await anvil.stop();
+    rmSync(baseDir, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

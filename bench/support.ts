@@ -100,10 +100,11 @@ export async function startService(
   upstream: string,
   dataDir: string,
   env: Record<string, string> = {},
-  options: { gcLog?: boolean } = {},
+  /** `root`: the checkout whose service runs (BENCH_BASE's, for a side-by-side; this one's by default). */
+  options: { gcLog?: boolean; root?: string } = {},
 ) {
   const port = freePort();
-  const child = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts")], {
+  const child = Bun.spawn([process.execPath, join(options.root ?? ROOT, "src", "main.ts")], {
     env: {
       ...process.env,
       PORT: String(port),
