@@ -118,6 +118,13 @@ export class UnauthorizedError extends ServiceError {
   }
 }
 
+/** A request the service refuses on principle, whoever sends it (a node path that takes a private key). */
+export class ForbiddenError extends ServiceError {
+  constructor(message: string) {
+    super(message, { code: -32003, status: 403 });
+  }
+}
+
 export class NotFoundError extends ServiceError {
   constructor(message: string, code = -32001) {
     super(message, { code, status: 404 });

@@ -193,16 +193,25 @@ export function createCache(options: {
     }
   }
 
-  /** The block an answer names (`names`), or is (`answerHash`, at the height its params ask). */
+  /**
+   * The block an answer names (`names`, `answerBlock`), or is (`answerHash`, at the height its params ask);
+   * its hash undefined where the answer names only its number.
+   */
   function blockNamed(
     policy: MethodPolicy,
     params: unknown[],
     raw: string,
-  ): { number: bigint; hash: string } | undefined {
+  ): { number: bigint; hash?: string } | undefined {
     if (policy.names) return blockOfResult(raw, policy.names, refs);
+    if (policy.answerBlock) return policy.answerBlock(raw);
     const hash = policy.answerHash?.(raw);
     const number = hash === undefined ? undefined : blockOfParams(policy, params, refs);
     return number === undefined ? undefined : { number, hash: hash! };
+  }
+
+  function isFinal(number: bigint): boolean {
+    const final = chain.finalized();
+    return final !== undefined && number <= final;
   }
 
   function keepWhileCanonical(key: string, raw: string, dep: { number: bigint; hash: string }): RawJson {
@@ -226,8 +235,7 @@ export function createCache(options: {
     const canonical = chain.canonicalHash(number);
     // A block the chain no longer holds (the answer was read before a reorg): not kept, final or not.
     if (hash !== undefined && canonical !== undefined && hash !== canonical) return undefined;
-    const final = chain.finalized();
-    if (final !== undefined && number <= final) return keepFinal(key, raw, share, number);
+    if (isFinal(number)) return keepFinal(key, raw, share, number);
     // Unknown height (ahead of the head seen): not kept.
     if (canonical === undefined) return undefined;
     return keepWhileCanonical(key, raw, { number, hash: canonical });
@@ -241,7 +249,7 @@ export function createCache(options: {
     raw: string,
     share: boolean,
   ): RawJson | undefined {
-    if (raw === "null") return undefined;
+    if (raw === "null" || policy.unkept?.(raw)) return undefined;
     if (policy.live && !live.keeps(policy.live, raw)) return undefined;
     switch (policy.cache) {
       case "static":
@@ -259,10 +267,13 @@ export function createCache(options: {
         return placeBlock(number, blockNamed(policy, params, raw)?.hash, raw, key, share);
       }
       case "result": {
-        if (policy.names) {
+        if (policy.names || policy.answerBlock) {
           // A transaction not yet in a block has a null block hash: nothing to tie it to.
-          const block = blockOfResult(raw, policy.names, refs);
-          return block ? placeBlock(block.number, block.hash, raw, key, share) : undefined;
+          const block = blockNamed(policy, params, raw);
+          if (!block) return undefined;
+          // Named by its number only: nothing to check it against but finality.
+          if (block.hash === undefined && !isFinal(block.number)) return undefined;
+          return placeBlock(block.number, block.hash, raw, key, share);
         }
         // Answers that do not name their block (counts by block hash): cached while the hash is one of
         // the blocks the follower knows.
@@ -277,6 +288,7 @@ export function createCache(options: {
 
   return {
     cacheable(policy, params) {
+      if (policy.keepsFor && !policy.keepsFor(params)) return false;
       switch (policy.cache) {
         case "static":
         case "head":
@@ -325,8 +337,8 @@ export function createCache(options: {
         if (raw === undefined || refused) return undefined;
         // An answer naming a block the chain no longer holds (kept before a reorg): a miss.
         const named = blockNamed(policy, params, raw);
-        const canonical = named ? chain.canonicalHash(named.number) : undefined;
-        if (named && canonical !== undefined && canonical !== named.hash) return undefined;
+        const canonical = named?.hash !== undefined ? chain.canonicalHash(named.number) : undefined;
+        if (canonical !== undefined && canonical !== named!.hash) return undefined;
         const kept = keep(key, policy, params, raw, false);
         if (!policy.live) return kept ?? raw;
         // Another instance kept it at its head: given with its live members at this one's, or asked.

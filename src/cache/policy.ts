@@ -23,7 +23,9 @@ export type BlockParam =
   /** Positional param `index` is a block number or tag (or omitted, meaning latest when `optional`). */
   | { kind: "position"; index: number; optional?: boolean }
   /** The param at `index` is a log filter with fromBlock/toBlock (or a blockHash). */
-  | { kind: "filter"; index: number };
+  | { kind: "filter"; index: number }
+  /** Member `member` of the object param at `index` is a block number (java-tron's `{"num": n}` bodies). */
+  | { kind: "member"; index: number; member: string };
 
 export type CacheRule = "static" | "head" | "brief" | "block" | "result" | "never";
 
@@ -54,6 +56,22 @@ export interface MethodPolicy {
    * checked against the followed chain as `names` are (an answer read before a reorg is not kept).
    */
   answerHash?: (raw: string) => string | undefined;
+  /**
+   * The block an answer names where `names` cannot read it (members nested, or a hash in the family's own
+   * form: java-tron's `blockID`); `hash` unsaid where the answer names only the number (java-tron's
+   * transaction infos), which a `result` answer is then kept for only once that block is final.
+   */
+  answerBlock?: (raw: string) => { number: bigint; hash?: string } | undefined;
+  /**
+   * Answers in the family's own forms that say "none" or "refused" (java-tron's `{}` and `{"Error": ...}`,
+   * given with HTTP 200): passed on as the node wrote them, never kept. `null` never is, whatever the family.
+   */
+  unkept?: (raw: string) => boolean;
+  /**
+   * Whether answers to these params may be kept, where that depends on them (java-tron's `getblock` without
+   * a block names the head: never kept, while a block named is); unsaid: as the rule says.
+   */
+  keepsFor?: (params: unknown[]) => boolean;
   /** Calls that change the chain: never shared with a different body, never cached. */
   write?: boolean;
   /** `brief`: how long an answer is kept, in ms. */
@@ -107,6 +125,7 @@ function blockParam(policy: MethodPolicy, params: unknown[]): unknown {
   const block = policy.block;
   if (!block) return undefined;
   if (block.kind === "position") return params[block.index];
+  if (block.kind === "member") return (params[block.index] as Record<string, unknown> | undefined)?.[block.member];
   const filter = params[block.index] as { toBlock?: unknown; blockHash?: unknown } | undefined;
   return filter?.blockHash === undefined ? filter?.toBlock : undefined;
 }

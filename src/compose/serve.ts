@@ -59,10 +59,11 @@ function figuresOf(parts: ServeParts): Sources {
 function buildApp(ctx: StartContext, parts: ServeParts, health: Health, status: Status): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
-  const { table, watch, subscriptions, esplora } = parts.data;
+  const { table, watch, subscriptions, esplora, engine } = parts.data;
   const { link } = parts;
   return createApp({
     table,
+    nodePaths: family.nodePaths?.({ engine }),
     esplora: esplora && {
       source: esplora,
       addresses: chainAddresses(family, chain),

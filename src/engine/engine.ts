@@ -6,7 +6,7 @@
 
 import type { BlockRefs } from "../blockRef";
 import type { Cache } from "../cache/cache";
-import { type MethodPolicy, wrongBlock } from "../cache/policy";
+import { blockOfParams, type MethodPolicy, wrongBlock } from "../cache/policy";
 import { UpstreamProtocolError } from "../errors";
 import { fastJson, type RawJson } from "../json";
 import type { UpstreamPool } from "../upstream/pool";
@@ -126,7 +126,8 @@ export function createEngine(options: {
       prepared.minBlock = minBlock;
       return prepared;
     };
-    const block = methods.policy(method)?.block;
+    const policy = methods.policy(method);
+    const block = policy?.block;
     if (!block) return prepared;
     const out = params.slice();
     if (block.kind === "filter") {
@@ -139,6 +140,10 @@ export function createEngine(options: {
       out[block.index] = filter;
       // The upstream must have reached the end of the range.
       return ready(out, to.n ?? from.n);
+    }
+    if (block.kind === "member") {
+      // A number in a body (the node's own API): no tags there, only the block the upstream must have.
+      return ready(out, blockOfParams(policy!, out, refs));
     }
     if (out.length <= block.index) {
       // An omitted optional block means latest; naming it makes equal questions share a key.

@@ -17,6 +17,7 @@ import type { IndexFamily } from "../indexer/indexFamily";
 import type { Logger } from "../log";
 import type { EsploraDeps, EsploraSource } from "../operations/esploraSource";
 import type { FamilyOperationDeps, FamilyOperations } from "../operations/familyOperations";
+import type { NodePaths } from "../operations/nodePaths";
 import type { StreamSpec } from "../operations/operation";
 import type { BlockTimes, DayStatsSource } from "../operations/stats";
 import type { TransferQueries, TransferShape } from "../operations/transferQueries";
@@ -100,6 +101,11 @@ export interface ChainFamily {
   operations?(deps: FamilyOperationDeps): FamilyOperations;
   /** Its bulk streams of node operations over ranges of blocks (http/stream.ts); none unsaid. */
   readonly streams?: readonly StreamSpec[];
+  /**
+   * Its nodes' own API served at their own paths, beside JSON-RPC (java-tron's `/wallet/...`: so its clients
+   * take the service's URL as the node's), answered through the engine (http/nodePaths.ts); none unsaid.
+   */
+  nodePaths?(deps: { engine: Engine }): NodePaths;
   // The index (indexer, db, the data operations, watch filters). A family without one (a new family's first
   // step, as the Bitcoin family's was) gets no indexer, no data operations and no watch filters: compose/
   // builds them only with it, and the instance refuses them naming its chain (compose/unserved.ts).

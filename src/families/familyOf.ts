@@ -3,10 +3,11 @@ import type { Blockchain } from "../blockchain";
 import { ConfigError } from "../config";
 import { evm } from "./evm/evm";
 import type { ChainFamily } from "./family";
+import { tron } from "./tron/tron";
 import { utxo } from "./utxo/utxo";
 
 /** Every family the service has, in the order CHAIN is matched against them. */
-export const FAMILIES: readonly ChainFamily[] = [evm, utxo];
+export const FAMILIES: readonly ChainFamily[] = [evm, utxo, tron];
 
 /** CHAIN names a chain no family serves yet: a configuration error, found when the service starts. */
 export class UnservedChainError extends ConfigError {}

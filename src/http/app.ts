@@ -15,6 +15,7 @@ import type { ServiceError } from "../errors";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { EsploraSource } from "../operations/esploraSource";
+import type { NodePaths } from "../operations/nodePaths";
 import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import type { Subscriptions } from "../realtime/subscriptions";
@@ -26,6 +27,7 @@ import { esploraRouteDocs, esploraRoutes } from "./esplora/esploraRoutes";
 import type { Guard, Handler } from "./guard";
 import { type Health, healthRoutes } from "./health";
 import { createJsonRpc, jsonRpcRoute } from "./jsonrpc";
+import { nodePathRoutes } from "./nodePaths";
 import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { type Status, statusRoutes } from "./status";
@@ -84,6 +86,8 @@ export function createApp(deps: {
   ws: { maxSubscriptions: number; maxConnections: number; maxBufferBytes: number };
   /** The Esplora API (http/esplora/), where the family serves one: its reads, the codec, UTXO_MAX. */
   esplora?: { source: EsploraSource; addresses: AddressCodec; utxoMax: number };
+  /** The family's node API at the node's own paths (http/nodePaths.ts), where it has one. */
+  nodePaths?: NodePaths;
 }): App {
   const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
   const rpc = createJsonRpc({
@@ -140,6 +144,7 @@ export function createApp(deps: {
     ...streamRoutes({ table, guard, head, ...deps.stream, log }),
     ...specRoutes({ routes: watchFilterRoutes, guard }),
     ...(deps.esplora ? esploraRoutes({ ...deps.esplora, guard }) : {}),
+    ...(deps.nodePaths ? nodePathRoutes({ paths: deps.nodePaths, guard, metrics }) : {}),
   };
   return { elysia, routes, websocket };
 }

@@ -79,6 +79,11 @@ export interface NodeHttp {
    * a typed failure. `signal` ends it early (a long-poll stopped).
    */
   post(body: string, timeoutMs: number, signal?: AbortSignal): Promise<string>;
+  /**
+   * POSTs a JSON body to another URL of the same node (a path of its own API: NodeEndpoints.pathUrl) with
+   * the same headers, and gives the answer's JSON text as the node wrote it, or a typed failure.
+   */
+  postTo(url: string, body: string, timeoutMs: number): Promise<string>;
 }
 
 /**
@@ -114,18 +119,28 @@ export function createNodeHttp(options: {
   maxResponseBytes: number;
   /** The node answers its JSON-RPC errors with HTTP error statuses (NodeProtocol.errorsWithHttpStatus). */
   errorsWithHttpStatus?: boolean;
+  /** Headers every request carries (a provider's key: NodeEndpoints.headers). */
+  headers?: Readonly<Record<string, string>>;
 }): NodeHttp {
   const { url, authorization } = splitCredentials(options.url);
-  const headers: Record<string, string> = authorization
-    ? { ...JSON_HEADERS, authorization }
-    : { ...JSON_HEADERS };
+  const headers: Record<string, string> = { ...JSON_HEADERS, ...options.headers };
+  if (authorization) headers.authorization = authorization;
   const where = `upstream ${redactUrl(url)}`;
 
-  async function post(body: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+  function post(body: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+    return exchange(url, body, timeoutMs, signal);
+  }
+
+  async function exchange(
+    target: string,
+    body: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<string> {
     const deadline = AbortSignal.timeout(timeoutMs);
     let response: Response;
     try {
-      response = await fetch(url, {
+      response = await fetch(target, {
         method: "POST",
         body,
         headers,
@@ -162,7 +177,11 @@ export function createNodeHttp(options: {
     return text;
   }
 
-  return { redactedUrl: redactUrl(url), post };
+  return {
+    redactedUrl: redactUrl(url),
+    post,
+    postTo: (target, body, timeoutMs) => exchange(splitCredentials(target).url, body, timeoutMs),
+  };
 }
 
 /** A fetch that failed before any answer, typed: timed out, never connected, or dropped. */

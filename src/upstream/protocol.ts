@@ -50,6 +50,24 @@ export interface LongPollProtocol {
   blockOf(result: string): { number: bigint; hash: string } | undefined;
 }
 
+/**
+ * Where a family's nodes answer more than JSON-RPC (java-tron: its HTTP API's paths beside `/jsonrpc`, under
+ * one base URL or on a bare node's three ports): what an upstream's configured URL says, read once per
+ * upstream. Unsaid (EVM, the Bitcoin family): the URL is the JSON-RPC endpoint, and every call is JSON-RPC.
+ */
+export interface NodeEndpoints {
+  /** Where JSON-RPC is POSTed. */
+  readonly rpcUrl: string;
+  /** Headers every request to this upstream carries (a provider's key): never shown anywhere. */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The URL a method is POSTed to with its only param as the JSON body, where the method is a path of the
+   * node's own API rather than a JSON-RPC method (the answer is the body as the node wrote it, errors and
+   * all); undefined: a JSON-RPC method, batched.
+   */
+  pathUrl(method: string): string | undefined;
+}
+
 export interface NodeProtocol {
   /**
    * The chain a node serves, read through `send` (one call or several), as text: EVM its chain id (0x
@@ -78,4 +96,9 @@ export interface NodeProtocol {
   readonly pubsub?: PubSubProtocol;
   /** Heads pushed by a call held open, where the nodes have no pub/sub; undefined: polled only. */
   readonly longPoll?: LongPollProtocol;
+  /**
+   * An upstream's endpoints from its configured URL, where the family's nodes have more than JSON-RPC;
+   * throws a ConfigError for a URL the family cannot read. Undefined: the URL is the JSON-RPC endpoint.
+   */
+  endpoints?(url: string): NodeEndpoints;
 }

@@ -15,6 +15,7 @@ import { type Batcher, createBatcher } from "./batcher";
 import { createNodeHttp, type NodeHttp } from "./http";
 import { createLongPoller, type LongPoller } from "./longPoll";
 import type { LongPollProtocol, NodeProtocol } from "./protocol";
+import { toJson } from "../json";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 
@@ -205,10 +206,12 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   let headHash: string | undefined;
   /** Its heads are pushed now (its WebSocket's subscription, or its long-poll, is live). */
   let pushing = false;
+  const endpoints = protocol.endpoints?.(url);
   const http = createNodeHttp({
-    url,
+    url: endpoints?.rpcUrl ?? url,
     maxResponseBytes: options.maxResponseBytes,
     errorsWithHttpStatus: protocol.errorsWithHttpStatus,
+    headers: endpoints?.headers,
   });
 
   function sawHead(header: BlockHeader) {
@@ -222,6 +225,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   /** One call straight to the node, past the batcher: its result, or `failure` when it answers an error. */
   async function ask(method: string, params: unknown[], failure: string): Promise<string> {
+    const path = endpoints?.pathUrl(method);
+    if (path !== undefined) return pathCall(path, params);
     const text = await timedPost(encodeRequest(0, method, params), 1);
     const outcome = decodeResponses(text, protocol.errorKind).get(0);
     if (!outcome) throw new UpstreamUnavailableError(failure, "protocol");
@@ -274,10 +279,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   }
 
   const latency = createLatencyWindow();
-  const timedPost = async (body: string, size: number) => {
+  /** One HTTP exchange with the node, timed and counted. */
+  const timed = async (size: number, send: () => Promise<string>) => {
     const start = performance.now();
     try {
-      const text = await http.post(body, timeoutMs);
+      const text = await send();
       const ms = performance.now() - start;
       latency.record(ms);
       events?.httpRequest?.(name, size, "ok", ms / 1000);
@@ -292,6 +298,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       throw error;
     }
   };
+  const timedPost = (body: string, size: number) => timed(size, () => http.post(body, timeoutMs));
+
+  /**
+   * A call of the node's own API at its path: its only param is the JSON body, and the answer is the body the
+   * node wrote (its own error forms included: the family reads them). Never batched: the API has no batches.
+   */
+  function pathCall(path: string, params: unknown[]): Promise<string> {
+    return timed(1, () => http.postTo(path, toJson(params[0] ?? {}), timeoutMs));
+  }
 
   const batcher: Batcher = createBatcher({
     windowMs: options.batchWindowMs,
@@ -382,7 +397,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     },
     fallbackDue: (now) => state === "open" && now >= fallbackAfter,
     latencyP95Ms: () => latency.p95(),
-    call: (method, params) => batcher.call(method, params),
+    call(method, params) {
+      const path = endpoints?.pathUrl(method);
+      if (path === undefined) return batcher.call(method, params);
+      return pathCall(path, params).then((raw): Outcome => ({ ok: true, raw }));
+    },
     recordSuccess() {
       failures = 0;
     },

@@ -31,8 +31,6 @@ const EVM_CHAINS: ReadonlySet<Blockchain> = new Set([
   "SEPOLIA",
   "BSC",
   "POLYGON",
-  "TRON",
-  "NILE",
   "CATAMITE",
   "SATURN",
   "BAHAMUT",

@@ -465,12 +465,23 @@ export const evmMethods: MethodTable = {
   createFetch: createEvmFetch,
 };
 
-/** The operations of the node methods, in the order of the rows. */
-export function createNodeOperations(deps: { engine: Engine; head: ChainFollower }): Operation[] {
-  const own = SERVICE_METHODS.map(({ answer, ...row }) =>
+/**
+ * The operations of the node methods, in the order of the rows; `only`: those named alone, for a family
+ * whose nodes speak part of Ethereum's JSON-RPC (java-tron: families/tron/methods.ts), with the same params,
+ * results, REST forms and cache rules.
+ */
+export function createNodeOperations(
+  deps: { engine: Engine; head: ChainFollower },
+  only?: ReadonlySet<string>,
+): Operation[] {
+  const kept = (row: { method: string }) => only === undefined || only.has(row.method);
+  const own = SERVICE_METHODS.filter(kept).map(({ answer, ...row }) =>
     defineOperation({ ...row, run: () => ({ raw: answer }) }),
   );
-  return [...METHODS, ...NODE_METHODS].map((row) => nodeOperation(row, deps)).concat(own);
+  return [...METHODS, ...NODE_METHODS]
+    .filter(kept)
+    .map((row) => nodeOperation(row, deps))
+    .concat(own);
 }
 
 /** The bulk streams (http/stream.ts): a range of blocks of the operations whose final answers are kept. */
