@@ -162,21 +162,24 @@ const MAX_SUB_TOPICS = 1000; // node.jsonrpc.maxSubTopics default
 const MAX_ADDRESSES = 1000; // node.jsonrpc.maxAddressSize default
 const LONG_MAX = (1n << 63n) - 1n;
 
-/** Methods TronJsonRpc.java declares and refuses with JsonRpcMethodNotFoundException. */
-const REFUSED = [
-  "eth_submitWork",
-  "eth_sendRawTransaction",
-  "eth_sendTransaction",
-  "eth_sign",
-  "eth_signTransaction",
-  "parity_nextNonce",
-  "eth_getTransactionCount",
-  "eth_getCompilers",
-  "eth_compileSolidity",
-  "eth_compileLLL",
-  "eth_compileSerpent",
-  "eth_submitHashrate",
-] as const;
+/**
+ * Methods TronJsonRpc.java declares and refuses with JsonRpcMethodNotFoundException, with their declared
+ * arities (another count is jsonrpc4j's "method parameters invalid").
+ */
+const REFUSED: Record<string, number> = {
+  eth_submitWork: 3,
+  eth_sendRawTransaction: 1,
+  eth_sendTransaction: 1,
+  eth_sign: 2,
+  eth_signTransaction: 1,
+  parity_nextNonce: 1,
+  eth_getTransactionCount: 2,
+  eth_getCompilers: 0,
+  eth_compileSolidity: 1,
+  eth_compileLLL: 1,
+  eth_compileSerpent: 1,
+  eth_submitHashrate: 2,
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Forms
@@ -839,29 +842,14 @@ function createMethods(chain: TronChainView): Map<string, MethodDef> {
   });
   def("eth_getLogs", ["object"], ([fr]) => getLogs(chain, bind(fr, FILTER_FIELDS)));
 
-  for (const name of REFUSED) {
+  for (const [name, arity] of Object.entries(REFUSED)) {
     const run = () => {
       throw new RpcError(-32601, `the method ${name} does not exist/is not available`, DATA);
-    };
-    // The declared arities of TronJsonRpc.java; another count is jsonrpc4j's "method parameters invalid".
-    const arity: Record<string, number> = {
-      eth_submitWork: 3,
-      eth_sendRawTransaction: 1,
-      eth_sendTransaction: 1,
-      eth_sign: 2,
-      eth_signTransaction: 1,
-      parity_nextNonce: 1,
-      eth_getTransactionCount: 2,
-      eth_getCompilers: 0,
-      eth_compileSolidity: 1,
-      eth_compileLLL: 1,
-      eth_compileSerpent: 1,
-      eth_submitHashrate: 2,
     };
     const objectFirst = name === "eth_sendTransaction" || name === "eth_signTransaction";
     def(
       name,
-      Array.from({ length: arity[name]! }, (_, i) => (objectFirst && i === 0 ? "object" : "any")),
+      Array.from({ length: arity }, (_, i) => (objectFirst && i === 0 ? "object" : "any")),
       run,
     );
   }
