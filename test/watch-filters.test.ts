@@ -400,48 +400,6 @@ describe("filters", () => {
 });
 
 describe("other chains and nodes", () => {
-  test("on TRON token results are trc20 and the native symbol is TRX", async () => {
-    const tron = await startTestService({
-      upstreamUrls: [anvilUrl],
-      env: { ...ENV, CHAIN: "TRON", CONFIRMATIONS: "0" },
-    });
-    try {
-      const block = movements.transfers.find(
-        (t) => t.transferType === "erc20transfer" && t.from === movements.accounts.alice,
-      )!;
-      const id = (
-        await post(`${tron.url}/watch_filters/add`, { address: movements.accounts.alice }, as(KEY_A))
-      ).json.filter_id;
-      // Processed, with the token's metadata read.
-      const result = await until(
-        "the TRON index",
-        async () => {
-          const r = await post(
-            `${tron.url}/watch_filters/check`,
-            { block_number: block.blockNumber },
-            as(KEY_A),
-          );
-          return r.status === 200 && r.json.filters[0]?.currency === "TST" ? r.json : undefined;
-        },
-        30_000,
-      );
-      expect(
-        result.filters.map((r: any) => [r.type, r.currency, r.transaction.fee_symbol, r.filter_id]),
-      ).toEqual([["trc20", "TST", "TRX", id]]);
-      const native = movements.transfers.find(
-        (t) => t.transferType === "trx" && t.from === movements.accounts.alice,
-      )!;
-      const trx = (
-        await post(`${tron.url}/watch_filters/check`, { block_number: native.blockNumber }, as(KEY_A))
-      ).json;
-      expect(trx.filters.map((r: any) => [r.type, r.currency, r.value.decimals])).toEqual([
-        ["trx", "TRX", 18],
-      ]);
-    } finally {
-      await tron.stop();
-    }
-  }, 60_000);
-
   test("without trace_block, check_v2 reads the call tracer and finds the same", async () => {
     const proxy = startProxy(anvilUrl, { hide: ["trace_block"] });
     const other = await startTestService({ upstreamUrls: [proxy.url], env: ENV });

@@ -115,7 +115,18 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
   if (!indexer) dropIndexerSeries(metrics);
   const { memory, disk } = parts.tiers;
   const database = parts.storage.database;
-  const health = createHealth({ chain, pool, head, memory, disk, database, indexer, workers: link, log });
+  const health = createHealth({
+    chain,
+    finalityTag: ctx.family.finalityTags?.finalized,
+    pool,
+    head,
+    memory,
+    disk,
+    database,
+    indexer,
+    workers: link,
+    log,
+  });
   const status = createStatus({
     metrics,
     figures,

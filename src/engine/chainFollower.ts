@@ -72,6 +72,11 @@ export interface ChainFollower {
   headBlock(): BlockRef | undefined;
   /** The last final block: nothing at or below it can be reorganized away. */
   finalized(): bigint | undefined;
+  /**
+   * The block the nodes last named final by their finality tag (EVM `finalized`, TRON's solidified block),
+   * as read; undefined where they name none, or it could not be read. `finalized` is never above it.
+   */
+  nodeFinalized(): bigint | undefined;
   safe(): bigint | undefined;
   /** The canonical hash at a height of the followed window (up to MAX_WINDOW below the head), when known. */
   canonicalHash(n: bigint): string | undefined;
@@ -433,6 +438,7 @@ export function createChainFollower(options: {
         : undefined,
     headBlock: () => (head ? { number: head.number, hash: head.hash, timestamp: head.timestamp } : undefined),
     finalized,
+    nodeFinalized: () => nodeFinalized,
     safe: () => {
       const f = finalized();
       if (nodeSafe === undefined || f === undefined) return f;

@@ -1,7 +1,7 @@
 /**
- * API keys (docs/interface.md §6): query `api_key`, header `x-api-key` or header `api_key`, or for the Esplora
- * API, whose clients take a base URL only, the path (`/esplora/key/<KEY>/...`); any one is enough, two
- * different ones are refused. Keys come from API_KEYS and from the database, which keeps only
+ * API keys (docs/interface.md §6): query `api_key`, header `x-api-key`, `api_key` or TronGrid's
+ * `TRON-PRO-API-KEY`, or for the Esplora API, whose clients take a base URL only, the path
+ * (`/esplora/key/<KEY>/...`); any one is enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
  * their SHA-256. Each key carries its rate limit.
  *
  * Auth never opens by itself: the service runs open only when no key exists anywhere at start (no API_KEYS,
@@ -33,8 +33,11 @@ export interface Auth {
   stop(): void;
 }
 
-/** The headers that may carry a key, besides the query's `api_key`. */
-const KEY_HEADERS = ["x-api-key", "api_key"] as const;
+/**
+ * The headers that may carry a key, besides the query's `api_key`: the service's own, and TronGrid's
+ * (`TRON-PRO-API-KEY`), which tronweb sends as its `headers` option says.
+ */
+const KEY_HEADERS = ["x-api-key", "api_key", "tron-pro-api-key"] as const;
 /** Where a key may ride in the path: the Esplora API's base URL (http/esplora/esploraRoutes.ts). */
 export const PATH_KEY_PREFIX = "/esplora/key/";
 
@@ -57,7 +60,7 @@ function pathKey(url: string): string | undefined {
 }
 
 /**
- * The key a request carries: query `api_key`, header `x-api-key`, header `api_key`, or the path under
+ * The key a request carries: query `api_key`, header `x-api-key`, `api_key` or `tron-pro-api-key`, or the path under
  * PATH_KEY_PREFIX. Every value counts:
  * a query parameter given twice, and a header sent twice, which Bun hands over as one value joined by ", "
  * (RFC 9110 §5.3). No key holds a comma (API_KEYS is a comma-separated list; `npm run keys` makes base64url

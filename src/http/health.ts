@@ -70,6 +70,19 @@ export const HealthReport = T.Object({
     number: Nullable(T.Integer()),
     hash: T.Union([T.String(), T.Null()]),
     finalized: Nullable(T.Integer()),
+    nodeFinal: T.Union(
+      [
+        T.Object({
+          tag: T.String({ description: "EVM: finalized; TRON: solidified (/walletsolidity/getnowblock)" }),
+          number: Nullable(T.Integer()),
+        }),
+        T.Null(),
+      ],
+      {
+        description:
+          "the block the nodes name final by their tag (null where they name none: finality is counted in blocks); `finalized` is never above it",
+      },
+    ),
   }),
   cache: T.Object({
     memory: T.Object({ bytes: T.Integer(), entries: T.Integer() }),
@@ -104,6 +117,8 @@ export interface PoolView {
 
 export interface HealthDeps {
   chain: ChainInfo;
+  /** The tag the family's nodes name their final block by (FinalityTags.finalized); none: counted in blocks. */
+  finalityTag?: string;
   pool: UpstreamPool;
   head: ChainFollower;
   memory: MemoryTier;
@@ -116,6 +131,8 @@ export interface HealthDeps {
 }
 
 class CheckTimeout extends Error {}
+
+const numberOrNull = (n: bigint | undefined) => (n === undefined ? null : Number(n));
 
 /**
  * A dependency's check, timed. Anyone may read /health: the failure is named only as "timeout" or
@@ -198,6 +215,9 @@ export function createHealth(deps: HealthDeps): Health {
           number: deps.head.headBlock() ? Number(deps.head.headBlock()!.number) : null,
           hash: deps.head.headBlock()?.hash ?? null,
           finalized: deps.head.finalized() === undefined ? null : Number(deps.head.finalized()),
+          nodeFinal: deps.finalityTag
+            ? { tag: deps.finalityTag, number: numberOrNull(deps.head.nodeFinalized()) }
+            : null,
         },
         cache: {
           memory: { bytes: deps.memory.bytes, entries: deps.memory.entries },

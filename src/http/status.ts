@@ -133,7 +133,13 @@ export interface StatusReport {
   chainId: HealthBody["chainId"];
   uptimeSeconds: number;
   rssBytes: number;
-  head: { number: number | null; ageSeconds: number | null; finalized: number | null };
+  head: {
+    number: number | null;
+    ageSeconds: number | null;
+    finalized: number | null;
+    /** The nodes' own final block and its tag (TRON: solidified), where they name one. */
+    nodeFinal: { tag: string; number: number | null } | null;
+  };
   upstreams: {
     name: string;
     state: string;
@@ -383,6 +389,7 @@ export function createStatus(deps: StatusDeps): Status {
         ageSeconds:
           headTimestamp === undefined ? null : Math.max(0, Math.round(now.at / 1000 - headTimestamp)),
         finalized: h.head.finalized,
+        nodeFinal: h.head.nodeFinal,
       },
       upstreams: upstreamRows(h, now, oldest),
       database: {

@@ -1,5 +1,6 @@
 /** The EVM chains of the interface's `Blockchain` enumeration: chain ids, native coins, block times, depths. */
 import type { Blockchain, ChainInfo } from "../../blockchain";
+import { ConfigError } from "../../config";
 
 const BY_CHAIN_ID: ReadonlyMap<bigint, Blockchain> = new Map([
   [1n, "ETH"],
@@ -50,12 +51,19 @@ const DEV_BLOCK_TIME_MS = 1_000;
 const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128, TRON: 20, NILE: 20 };
 const DEFAULT_CONFIRMATIONS = 12;
 
+/** Chains whose nodes answer Ethereum's JSON-RPC but are another family's (java-tron's): CHAIN names them. */
+const OTHER_FAMILY: ReadonlySet<Blockchain> = new Set(["TRON", "NILE"]);
+
 export function describeChain(
   chainId: bigint,
   overrides: { blockchain?: Blockchain; confirmations?: number },
 ): ChainInfo {
   const devChain = DEV_CHAIN_IDS.has(chainId);
-  const blockchain = overrides.blockchain ?? BY_CHAIN_ID.get(chainId) ?? "ETH";
+  const named = BY_CHAIN_ID.get(chainId);
+  if (overrides.blockchain === undefined && named !== undefined && OTHER_FAMILY.has(named)) {
+    throw new ConfigError(`chain id ${chainId} is ${named}'s, served by the TRON family: set CHAIN=${named}`);
+  }
+  const blockchain = overrides.blockchain ?? named ?? "ETH";
   const confirmations =
     overrides.confirmations ?? (devChain ? 0 : (CONFIRMATIONS[blockchain] ?? DEFAULT_CONFIRMATIONS));
   const blockTimeMs = devChain ? DEV_BLOCK_TIME_MS : (BLOCK_TIME_MS[blockchain] ?? DEFAULT_BLOCK_TIME_MS);

@@ -49,7 +49,6 @@ function direction(filterAddress: string, from: string, to: string | null, kind:
 export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatcher {
   const { engine, chain } = options;
   const queries = options.guard(createWatchMatchQueries(options.sql));
-  const tokenType = chain.blockchain === "TRON" || chain.blockchain === "NILE" ? "trc20" : "erc20";
   const internalByHash = new LRUCache<string, InternalTransfer[]>({ max: INTERNAL_BLOCKS_KEPT });
 
   function result(m: MovementMatch, block: ProcessedBlock): FilterResultOut {
@@ -58,7 +57,7 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
       from_address: [m.from],
       to_address: m.to === null ? [] : [m.to],
       contract_address: native ? "" : m.contract!,
-      type: native ? "trx" : m.kind === APPROVAL_KIND ? "approval" : tokenType,
+      type: native ? "trx" : m.kind === APPROVAL_KIND ? "approval" : "erc20",
       value: { value: BigInt(m.value), decimals: native ? chain.nativeDecimals : m.decimals },
       currency: native ? chain.nativeSymbol : m.symbol,
       transaction: {
