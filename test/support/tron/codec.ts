@@ -82,7 +82,7 @@ export function recoverAddress(digest: Bytes, signature: Bytes): string | undefi
   const normalized = new Uint8Array(signature);
   normalized[64] = v < 27 ? v + 27 : v;
   try {
-    return addressOfPublicKey(SigningKey.recoverPublicKey(digest, normalized)).hex;
+    return addressOfPublicKey(SigningKey.recoverPublicKey(digest, bytesToHex0x(normalized))).hex;
   } catch {
     return undefined;
   }
@@ -249,4 +249,8 @@ export const isJsonFormError = (e: unknown): e is Error => e instanceof JsonForm
 export function txIdOf(raw: RawTransaction): { rawBytes: Bytes; txID: string } {
   const rawBytes = encodeRawTransaction(raw);
   return { rawBytes, txID: sha256Hex(rawBytes) };
+}
+
+function bytesToHex0x(bytes: Bytes): string {
+  return `0x${bytesToHex(bytes)}`;
 }
