@@ -5,7 +5,9 @@
  * tronweb. One base URL serves the three faces (as TronGrid does), or three ports (a bare node's 8090, 8091,
  * 8545) with `faces: "three"`.
  */
-import { type Params, answerWallet } from "./tron/http";
+
+import { onTeardown } from "./shared";
+import { answerWallet, type Params } from "./tron/http";
 import {
   CHAIN_ID,
   SCENARIO_KEYS,
@@ -15,10 +17,9 @@ import {
   type TronNetwork,
   TronScenario,
 } from "./tron/scenario";
-import { onTeardown } from "./shared";
 
-export type { TronChainView, TronNetwork, SignedTx, TronBlockJson };
 export { SCENARIO_KEYS, TRC10, TRC20 } from "./tron/scenario";
+export type { SignedTx, TronBlockJson, TronChainView, TronNetwork };
 
 export type TronFace = "full" | "solidity" | "jsonrpc";
 export interface TronCall {
@@ -85,11 +86,16 @@ function jsonrpcFallback(body: unknown, chain: TronChainView): unknown {
   const call = body as { id?: unknown; method?: unknown };
   const id = call?.id ?? null;
   if (call?.method === "eth_chainId") return { jsonrpc: "2.0", id, result: chain.chainId };
-  if (call?.method === "eth_blockNumber") return { jsonrpc: "2.0", id, result: `0x${chain.headNumber().toString(16)}` };
+  if (call?.method === "eth_blockNumber")
+    return { jsonrpc: "2.0", id, result: `0x${chain.headNumber().toString(16)}` };
   return {
     jsonrpc: "2.0",
     id,
-    error: { code: -32601, message: `The method '${String(call?.method)}' does not exist/is not available`, data: null },
+    error: {
+      code: -32601,
+      message: `The method '${String(call?.method)}' does not exist/is not available`,
+      data: null,
+    },
   };
 }
 
@@ -127,7 +133,13 @@ export async function startTronNode(options: TronNodeOptions = {}): Promise<Tron
     const url = new URL(req.url);
     const [, root, name = ""] = url.pathname.split("/");
     const face: TronFace | undefined =
-      root === "wallet" ? "full" : root === "walletsolidity" ? "solidity" : root === "jsonrpc" ? "jsonrpc" : undefined;
+      root === "wallet"
+        ? "full"
+        : root === "walletsolidity"
+          ? "solidity"
+          : root === "jsonrpc"
+            ? "jsonrpc"
+            : undefined;
     if (!face || !serves.has(face)) return new Response("Not Found", { status: 404 });
     if (options.apiKey !== undefined && req.headers.get("tron-pro-api-key") !== options.apiKey) {
       return json(TRONGRID_401, 401);

@@ -130,7 +130,12 @@ function contractValueJson(contract: ContractParameter, visible: boolean): JsonO
   }
 }
 
-export function rawDataJson(raw: RawTransaction, visible: boolean): JsonObject {
+/**
+ * `raw_data` as java-tron writes it. A stored transaction has `fee_limit` after `expiration`; the builders'
+ * answers (triggersmartcontract) write it before (both as recorded: gettransactionbyid.json,
+ * triggersmartcontract.json).
+ */
+export function rawDataJson(raw: RawTransaction, visible: boolean, feeLimitFirst = false): JsonObject {
   const contract: JsonObject = {
     parameter: {
       value: contractValueJson(raw.contract, visible),
@@ -143,10 +148,11 @@ export function rawDataJson(raw: RawTransaction, visible: boolean): JsonObject {
     contract: [contract],
     ref_block_bytes: bytesToHex(raw.ref_block_bytes),
     ref_block_hash: bytesToHex(raw.ref_block_hash),
-    expiration: Number(raw.expiration),
   };
+  if (feeLimitFirst && raw.fee_limit) out.fee_limit = Number(raw.fee_limit);
+  out.expiration = Number(raw.expiration);
   if (raw.data?.length) out.data = bytesToHex(raw.data);
-  if (raw.fee_limit) out.fee_limit = Number(raw.fee_limit);
+  if (!feeLimitFirst && raw.fee_limit) out.fee_limit = Number(raw.fee_limit);
   out.timestamp = Number(raw.timestamp);
   return out;
 }
@@ -154,12 +160,14 @@ export function rawDataJson(raw: RawTransaction, visible: boolean): JsonObject {
 class JsonFormError extends Error {}
 
 const asObject = (v: unknown, what: string): Record<string, unknown> => {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new JsonFormError(`${what} is not an object`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new JsonFormError(`${what} is not an object`);
   return v as Record<string, unknown>;
 };
 const asHex = (v: unknown, what: string): Bytes => {
   if (v === undefined) return new Uint8Array();
-  if (typeof v !== "string" || !/^([0-9a-fA-F]{2})*$/.test(v)) throw new JsonFormError(`${what}: INVALID hex String`);
+  if (typeof v !== "string" || !/^([0-9a-fA-F]{2})*$/.test(v))
+    throw new JsonFormError(`${what}: INVALID hex String`);
   return hexToBytes(v);
 };
 const asInt = (v: unknown, what: string): bigint => {
@@ -197,7 +205,8 @@ export function contractFromJson(
         type,
         value: {
           asset_name: assetNameAsText
-            ? new TextEncoder().encode(String(v.asset_name ?? "")) : asHex(v.asset_name, "asset_name"),
+            ? new TextEncoder().encode(String(v.asset_name ?? ""))
+            : asHex(v.asset_name, "asset_name"),
           owner_address: asAddress(v.owner_address, visible, "owner_address"),
           to_address: asAddress(v.to_address, visible, "to_address"),
           amount: asInt(v.amount, "amount"),
@@ -229,13 +238,19 @@ export function rawFromJson(rawData: unknown, visible: boolean, assetNameAsText 
   if (!Array.isArray(r.contract) || r.contract.length !== 1) throw new JsonFormError("raw_data.contract");
   const c = asObject(r.contract[0], "contract");
   const type = String(c.type);
-  if (!CONTRACT_NAMES.has(type)) throw new JsonFormError(`contract type ${type} is not served by the stand-in`);
+  if (!CONTRACT_NAMES.has(type))
+    throw new JsonFormError(`contract type ${type} is not served by the stand-in`);
   const parameter = asObject(c.parameter, "parameter");
   const raw: RawTransaction = {
     ref_block_bytes: asHex(r.ref_block_bytes, "ref_block_bytes"),
     ref_block_hash: asHex(r.ref_block_hash, "ref_block_hash"),
     expiration: asInt(r.expiration, "expiration"),
-    contract: contractFromJson(type as ContractTypeName, asObject(parameter.value, "value"), visible, assetNameAsText),
+    contract: contractFromJson(
+      type as ContractTypeName,
+      asObject(parameter.value, "value"),
+      visible,
+      assetNameAsText,
+    ),
     timestamp: asInt(r.timestamp, "timestamp"),
   };
   if (r.data !== undefined) raw.data = asHex(r.data, "data");

@@ -48,7 +48,8 @@ const NOT_FOUND: JsonObject = {};
 const error = (exceptionClass: string, message: string): JsonObject => ({
   Error: `class ${exceptionClass} : ${message}`,
 });
-const contractValidate = (message: string) => error("org.tron.core.exception.ContractValidateException", message);
+const contractValidate = (message: string) =>
+  error("org.tron.core.exception.ContractValidateException", message);
 const BLOCK_LIST_LIMIT = 100;
 const BUILDER_EXPIRATION_MS = 60_000;
 
@@ -60,7 +61,13 @@ const num = (v: unknown): number | undefined => {
 const bool = (v: unknown): boolean => v === true || v === "true";
 /** An address parameter as the face reads it: base58 when `visible`, `41...` hex otherwise. */
 const addressIn = (v: unknown, visible: boolean): string | undefined =>
-  typeof v !== "string" ? undefined : visible ? base58ToHex(v) : /^41[0-9a-fA-F]{40}$/.test(v) ? v.toLowerCase() : undefined;
+  typeof v !== "string"
+    ? undefined
+    : visible
+      ? base58ToHex(v)
+      : /^41[0-9a-fA-F]{40}$/.test(v)
+        ? v.toLowerCase()
+        : undefined;
 
 const blockAnswer = (ctx: Ctx, n: number | undefined, detail = true): Json => {
   const b = n === undefined || n > ctx.limit ? undefined : ctx.chain.stored(n);
@@ -158,7 +165,7 @@ function builderTransaction(ctx: Ctx, raw: RawTransaction, extra: JsonObject = {
     ...extra,
     visible: ctx.visible,
     txID,
-    raw_data: rawDataJson(raw, ctx.visible),
+    raw_data: rawDataJson(raw, ctx.visible, true),
     raw_data_hex: bytesToHex(rawBytes),
   };
 }
@@ -182,7 +189,11 @@ function triggerConstant(p: Params, ctx: Ctx): Json {
   const answer = ctx.chain.call(contract, data, ctx.limit);
   const raw = newRaw(ctx, {
     type: "TriggerSmartContract",
-    value: { owner_address: hexToBytes(owner), contract_address: hexToBytes(contract), data: hexToBytes(data) },
+    value: {
+      owner_address: hexToBytes(owner),
+      contract_address: hexToBytes(contract),
+      data: hexToBytes(data),
+    },
   });
   const failed = !answer?.ok;
   return {
@@ -196,9 +207,14 @@ function triggerConstant(p: Params, ctx: Ctx): Json {
 function triggerSmart(p: Params, ctx: Ctx): Json {
   try {
     const contract = contractFromJson("TriggerSmartContract", { ...p, data: callData(p) }, ctx.visible);
-    return { result: { result: true }, transaction: builderTransaction(ctx, newRaw(ctx, contract, p.fee_limit)) };
+    return {
+      result: { result: true },
+      transaction: builderTransaction(ctx, newRaw(ctx, contract, p.fee_limit)),
+    };
   } catch (e) {
-    return { result: { code: "OTHER_ERROR", message: `class ${(e as Error).name} : ${(e as Error).message}` } };
+    return {
+      result: { code: "OTHER_ERROR", message: `class ${(e as Error).name} : ${(e as Error).message}` },
+    };
   }
 }
 
@@ -246,7 +262,11 @@ function broadcastTransaction(p: Params, ctx: Ctx): Json {
     return error("java.lang.NullPointerException", "null");
   }
   const { rawBytes, txID } = txIdOf(raw);
-  return broadcast(ctx, { raw, rawBytes, txID, signatures: signatures.map((s) => hexToBytes(s)) }, !ctx.visible);
+  return broadcast(
+    ctx,
+    { raw, rawBytes, txID, signatures: signatures.map((s) => hexToBytes(s)) },
+    !ctx.visible,
+  );
 }
 
 function broadcastHex(p: Params, ctx: Ctx): Json {
@@ -331,7 +351,8 @@ export const HANDLERS: Record<string, Handler> = {
   },
   getaccount: accountAnswer,
   getaccountresource: accountResourceAnswer,
-  getcontract: (p, ctx) => (addressIn(p.value, ctx.visible) === TRC20.address ? smartContractJson(ctx.visible) : NOT_FOUND),
+  getcontract: (p, ctx) =>
+    addressIn(p.value, ctx.visible) === TRC20.address ? smartContractJson(ctx.visible) : NOT_FOUND,
   getcontractinfo: (p, ctx) =>
     addressIn(p.value, ctx.visible) === TRC20.address
       ? {
@@ -356,8 +377,12 @@ export const HANDLERS: Record<string, Handler> = {
           num: 1,
           start_time: 1_735_689_600_000,
           end_time: 2_053_134_849_000,
-          description: ctx.visible ? "stand-in TRC-10" : bytesToHex(new TextEncoder().encode("stand-in TRC-10")),
-          url: ctx.visible ? "https://example.invalid" : bytesToHex(new TextEncoder().encode("https://example.invalid")),
+          description: ctx.visible
+            ? "stand-in TRC-10"
+            : bytesToHex(new TextEncoder().encode("stand-in TRC-10")),
+          url: ctx.visible
+            ? "https://example.invalid"
+            : bytesToHex(new TextEncoder().encode("https://example.invalid")),
           id: TRC10.id,
         }
       : NOT_FOUND,
@@ -402,7 +427,12 @@ export const SOLIDITY_PATHS = new Set([
   "validateaddress",
 ]);
 
-export function answerWallet(chain: TronScenario, solidity: boolean, name: string, params: Params): Json | undefined {
+export function answerWallet(
+  chain: TronScenario,
+  solidity: boolean,
+  name: string,
+  params: Params,
+): Json | undefined {
   const handler = HANDLERS[name];
   if (!handler || (solidity && !SOLIDITY_PATHS.has(name))) return undefined;
   const ctx: Ctx = {

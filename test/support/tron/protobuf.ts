@@ -213,7 +213,9 @@ export function decodeContract(typeNumber: number, value: Bytes): ContractParame
   const f = readFields(value);
   const b = (n: number) => one(f, n)?.bytes ?? EMPTY;
   const i = (n: number) => one(f, n)?.int ?? 0n;
-  const type = (Object.keys(CONTRACT_TYPES) as ContractTypeName[]).find((k) => CONTRACT_TYPES[k] === typeNumber);
+  const type = (Object.keys(CONTRACT_TYPES) as ContractTypeName[]).find(
+    (k) => CONTRACT_TYPES[k] === typeNumber,
+  );
   switch (type) {
     case "TransferContract":
       return { type, value: { owner_address: b(1), to_address: b(2), amount: i(3) } };

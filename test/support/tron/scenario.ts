@@ -4,7 +4,7 @@
  * infos are given in java-tron's HTTP form (`visible: false`, `detail` transactions), as
  * test/fixtures/tron/SOURCES.md records them.
  */
-import { AbiCoder, id as keccakText, keccak256 } from "ethers";
+import { AbiCoder, keccak256, id as keccakText } from "ethers";
 import {
   addressOut,
   bytesToHex,
@@ -127,7 +127,8 @@ export interface TronChainView {
 
 // ---- the scenario's parts ----
 
-const keyOf = (label: string): TronKey => keyFromPrivate(sha256Hex(new TextEncoder().encode(`tron-standin:${label}`)));
+const keyOf = (label: string): TronKey =>
+  keyFromPrivate(sha256Hex(new TextEncoder().encode(`tron-standin:${label}`)));
 
 /** Deterministic keys: every test knows them (the stand-in is a test part, never a wallet). */
 export const SCENARIO_KEYS = {
@@ -182,7 +183,10 @@ export const TRANSFER_TOPIC = keccakText("Transfer(address,address,uint256)").sl
 const BLOCK_INTERVAL_MS = 3_000;
 const CREATE_ACCOUNT_FEE_SUN = 1_000_000n;
 const NEW_ACCOUNT_NET_FEE_SUN = 100_000n;
-const TRC20_TRANSFER_ENERGY = 29_650;
+/** A USDT-like transfer: its energy, of which the dynamic energy model's penalty, and the sender's own share. */
+const TRC20_TRANSFER_ENERGY = 64_285;
+const TRC20_TRANSFER_PENALTY = 34_635;
+const SENDER_OWN_ENERGY = 1_000;
 const TRC20_REVERT_ENERGY = 4_500;
 const ENERGY_PRICE_SUN = 420;
 const SIGNATURE_BYTES = 65;
@@ -335,7 +339,11 @@ export class TronScenario implements TronChainView {
     return { ref_block_bytes: id.subarray(6, 8), ref_block_hash: id.subarray(8, 16) };
   }
 
-  unsigned(contract: ContractParameter, feeLimit?: bigint, nowMs = this.head.header.raw_data.timestamp): RawTransaction {
+  unsigned(
+    contract: ContractParameter,
+    feeLimit?: bigint,
+    nowMs = this.head.header.raw_data.timestamp,
+  ): RawTransaction {
     const raw: RawTransaction = {
       ...this.refBlock(),
       expiration: BigInt(nowMs + 60_000),
@@ -412,7 +420,8 @@ export class TronScenario implements TronChainView {
       return { code: "CONTRACT_VALIDATE_ERROR", message: `Validate ${c.type} error, no OwnerAccount.` };
     }
     if (c.type === "TransferContract") {
-      if (c.value.amount <= 0n) return { code: "CONTRACT_VALIDATE_ERROR", message: "Amount must be greater than 0." };
+      if (c.value.amount <= 0n)
+        return { code: "CONTRACT_VALIDATE_ERROR", message: "Amount must be greater than 0." };
       if (account.balance < c.value.amount) {
         return {
           code: "CONTRACT_VALIDATE_ERROR",
@@ -422,7 +431,8 @@ export class TronScenario implements TronChainView {
     }
     if (c.type === "TransferAssetContract") {
       const held = account.assets.get(new TextDecoder().decode(c.value.asset_name)) ?? 0n;
-      if (held < c.value.amount) return { code: "CONTRACT_VALIDATE_ERROR", message: "assetBalance is not sufficient." };
+      if (held < c.value.amount)
+        return { code: "CONTRACT_VALIDATE_ERROR", message: "assetBalance is not sufficient." };
     }
     return undefined;
   }
@@ -440,7 +450,9 @@ export class TronScenario implements TronChainView {
     state: State,
     tx: SignedTx,
     time: number,
-  ): { contractRet: string; info: Omit<TronTransactionInfoJson, "blockNumber" | "blockTimeStamp"> } | undefined {
+  ):
+    | { contractRet: string; info: Omit<TronTransactionInfoJson, "blockNumber" | "blockTimeStamp"> }
+    | undefined {
     const netUsage = tx.rawBytes.length + SIGNATURE_BYTES * tx.signatures.length + 64;
     const c = tx.raw.contract;
     const owner = state.accounts.get(bytesToHex(c.value.owner_address));
@@ -461,13 +473,17 @@ export class TronScenario implements TronChainView {
         owner.balance -= fee;
         to.account.assets.set(asset, (to.account.assets.get(asset) ?? 0n) + c.value.amount);
       }
-      const base = { id: tx.txID, contractResult: [""] };
-      return fee > 0n
-        ? {
-            contractRet: "SUCCESS",
-            info: { id: tx.txID, fee: Number(fee), contractResult: [""], receipt: { net_fee: Number(NEW_ACCOUNT_NET_FEE_SUN) } },
-          }
-        : { contractRet: "SUCCESS", info: { ...base, receipt: { net_usage: netUsage } } };
+      // as recorded (mainnet/transactioninfos.json): a new account's transfer burns 1.1 TRX, others use bandwidth
+      const info =
+        fee > 0n
+          ? {
+              id: tx.txID,
+              fee: Number(fee),
+              contractResult: [""],
+              receipt: { net_fee: Number(NEW_ACCOUNT_NET_FEE_SUN) },
+            }
+          : { id: tx.txID, contractResult: [""], receipt: { net_usage: netUsage } };
+      return { contractRet: "SUCCESS", info };
     }
     return this.executeTrigger(state, tx, owner, netUsage);
   }
@@ -478,21 +494,29 @@ export class TronScenario implements TronChainView {
     const contract = bytesToHex(c.value.contract_address);
     const data = bytesToHex(c.value.data ?? new Uint8Array());
     if (contract !== TRC20.address || !data.startsWith(SELECTORS.transfer)) return undefined;
-    const [to, amount] = abi.decode(["address", "uint256"], `0x${data.slice(8)}`) as unknown as [string, bigint];
+    const [to, amount] = abi.decode(["address", "uint256"], `0x${data.slice(8)}`) as unknown as [
+      string,
+      bigint,
+    ];
     const from = bytesToHex(c.value.owner_address);
     const toHex = `41${to.slice(2).toLowerCase()}`;
     const held = state.trc20.get(from) ?? 0n;
     const ok = held >= amount;
     const energy = ok ? TRC20_TRANSFER_ENERGY : TRC20_REVERT_ENERGY;
-    const energyFee = energy * ENERGY_PRICE_SUN;
+    const energyFee = (energy - (ok ? SENDER_OWN_ENERGY : 0)) * ENERGY_PRICE_SUN;
     if (owner.balance < BigInt(energyFee)) return undefined;
     owner.balance -= BigInt(energyFee);
-    const receipt = {
-      energy_fee: energyFee,
-      energy_usage_total: energy,
-      net_usage: netUsage,
-      result: ok ? "SUCCESS" : "REVERT",
-    };
+    // members in java-tron's ResourceReceipt order (mainnet/transactioninfos.json)
+    const receipt: TronReceiptJson = ok
+      ? {
+          energy_usage: SENDER_OWN_ENERGY,
+          energy_fee: energyFee,
+          energy_usage_total: energy,
+          net_usage: netUsage,
+          result: "SUCCESS",
+          energy_penalty_total: TRC20_TRANSFER_PENALTY,
+        }
+      : { energy_fee: energyFee, energy_usage_total: energy, net_usage: netUsage, result: "REVERT" };
     if (!ok) {
       const reason = abi.encode(["string"], ["ERC20: transfer amount exceeds balance"]).slice(2);
       return {
@@ -553,7 +577,13 @@ export class TronScenario implements TronChainView {
       if (!done) continue;
       stored.push({ ...tx, contractRet: done.contractRet });
       const { id, ...rest } = done.info;
-      infos.push({ id, ...pick(rest, "fee"), blockNumber: number, blockTimeStamp: timestamp, ...omit(rest, "fee") });
+      infos.push({
+        id,
+        ...pick(rest, "fee"),
+        blockNumber: number,
+        blockTimeStamp: timestamp,
+        ...omit(rest, "fee"),
+      });
     }
     const witness = SCENARIO_KEYS.witnesses[(number + this.branch) % SCENARIO_KEYS.witnesses.length]!;
     const raw = {
@@ -629,7 +659,8 @@ export class TronScenario implements TronChainView {
       },
     };
     if (raw_data.number === 0) delete (out.block_header as { raw_data: JsonObject }).raw_data.number;
-    if (detail && block.txs.length > 0) out.transactions = block.txs.map((t) => renderTransaction(t, visible));
+    if (detail && block.txs.length > 0)
+      out.transactions = block.txs.map((t) => renderTransaction(t, visible));
     return out;
   }
 
@@ -690,7 +721,10 @@ export class TronScenario implements TronChainView {
       case SELECTORS.name:
         return { ok: true, result: encode(["string"], [TRC20.name]) };
       case SELECTORS.totalSupply:
-        return { ok: true, result: encode(["uint256"], [[...state.trc20.values()].reduce((a, b) => a + b, 0n)]) };
+        return {
+          ok: true,
+          result: encode(["uint256"], [[...state.trc20.values()].reduce((a, b) => a + b, 0n)]),
+        };
       default:
         return { ok: false, result: "" };
     }
@@ -714,8 +748,20 @@ export const TRC20_ABI_ENTRYS: JsonObject[] = [
     stateMutability: "View",
     type: "Function",
   })),
-  { outputs: [{ type: "uint8" }], constant: true, name: "decimals", stateMutability: "View", type: "Function" },
-  { outputs: [{ type: "uint256" }], constant: true, name: "totalSupply", stateMutability: "View", type: "Function" },
+  {
+    outputs: [{ type: "uint8" }],
+    constant: true,
+    name: "decimals",
+    stateMutability: "View",
+    type: "Function",
+  },
+  {
+    outputs: [{ type: "uint256" }],
+    constant: true,
+    name: "totalSupply",
+    stateMutability: "View",
+    type: "Function",
+  },
   {
     outputs: [{ type: "uint256" }],
     constant: true,
