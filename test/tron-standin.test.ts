@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { TronWeb } from "tronweb";
 import { bytesToHex, hexToBase58, rawFromJson, txIdOf } from "./support/tron/codec";
+import { encodeTransaction } from "./support/tron/protobuf";
 import {
   GENESIS_BLOCK_ID,
   renderTransaction,
@@ -425,8 +426,19 @@ describe("the stand-in answers as the recordings", () => {
     expect(sig.code).toBe("SIGERROR");
     const hex = await post("/wallet/broadcasthex", { transaction: "0a0201" });
     expect(Object.keys(hex)).toEqual(["Error"]);
+    const viaHex = node.chain.trx(alice, bob.hex, 9n);
+    const serialized = bytesToHex(encodeTransaction(viaHex.rawBytes, viaHex.signatures));
+    const hexAnswer = await post("/wallet/broadcasthex", { transaction: serialized });
+    same(hexAnswer, "nile/broadcasthex.json", { exact: true });
+    expect({ ...hexAnswer, transaction: JSON.parse(hexAnswer.transaction).txID }).toEqual({
+      result: true,
+      code: "SUCCESS",
+      message: "",
+      transaction: viaHex.txID,
+      txid: viaHex.txID,
+    });
     const mined = node.mine()[0]!;
-    expect(mined.transactions?.map((t) => t.txID)).toEqual([tx.txID]);
+    expect(mined.transactions?.map((t) => t.txID)).toEqual([tx.txID, viaHex.txID]);
   });
 
   test("java-tron's error and not-found forms, HTTP 200", async () => {

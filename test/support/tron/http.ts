@@ -283,11 +283,9 @@ function broadcastHex(p: Params, ctx: Ctx): Json {
   const { txID } = txIdOf(decoded.raw);
   const tx: SignedTx = { raw: decoded.raw, rawBytes: decoded.rawBytes, txID, signatures: decoded.signatures };
   const answer = broadcast(ctx, tx, false);
-  const transaction = JSON.stringify({
-    visible: true,
-    ...renderTransaction({ ...tx, contractRet: "SUCCESS" }, true),
-    ret: undefined,
-  });
+  // the parsed transaction, printed `visible` into a string (a broadcast transaction has no `ret` yet)
+  const { ret: _ret, ...printed } = renderTransaction({ ...tx, contractRet: "SUCCESS" }, true);
+  const transaction = JSON.stringify({ visible: true, ...printed });
   return {
     result: answer.result ?? false,
     code: answer.code ?? "",
