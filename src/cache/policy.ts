@@ -125,7 +125,8 @@ function blockParam(policy: MethodPolicy, params: unknown[]): unknown {
   const block = policy.block;
   if (!block) return undefined;
   if (block.kind === "position") return params[block.index];
-  if (block.kind === "member") return (params[block.index] as Record<string, unknown> | undefined)?.[block.member];
+  if (block.kind === "member")
+    return (params[block.index] as Record<string, unknown> | undefined)?.[block.member];
   const filter = params[block.index] as { toBlock?: unknown; blockHash?: unknown } | undefined;
   return filter?.blockHash === undefined ? filter?.toBlock : undefined;
 }

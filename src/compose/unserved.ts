@@ -40,6 +40,8 @@ export function createUnserved(options: {
   function why(name: string): string | undefined {
     // Every instance's WebSocket serves these: over HTTP they are the plain refusal, as on an EVM instance.
     if (SOCKET_METHODS.has(name)) return undefined;
+    const refused = family.refuses?.(name);
+    if (refused !== undefined) return refused;
     if (!own.some((prefix) => name.startsWith(prefix))) {
       for (const other of options.families) {
         if (other === family || !other.namespaces?.some((prefix) => name.startsWith(prefix))) continue;

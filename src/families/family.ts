@@ -148,4 +148,9 @@ export interface ChainFamily {
    * refuses such a name naming its chain, not as a method it never heard of. None where names are bare.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * Why its nodes refuse a method another family has (java-tron: `eth_sendRawTransaction`, traces), for the
+   * refusal naming the chain; undefined: the plain "another family's method".
+   */
+  refuses?(method: string): string | undefined;
 }

@@ -7,9 +7,10 @@
  * The service's own errors are answered as on REST (`{"detail": ...}` with their status); the node's are its
  * answers, passed through.
  */
+
+import type { EngineResult } from "../engine/engineApi";
 import { BadRequestError, type ServiceError } from "../errors";
 import { type Metrics, outcomeLabel } from "../metrics";
-import type { EngineResult } from "../engine/engineApi";
 import type { NodePath, NodePaths } from "../operations/nodePaths";
 import { jsonHeaders, REST, rawJson } from "./answer";
 import type { Guard, Handler } from "./guard";

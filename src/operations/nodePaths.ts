@@ -4,8 +4,9 @@
  * says, each answered through the engine (cache, coalescing, failover) and costed. http/nodePaths.ts mounts
  * them under the guard; a path of the API without a row is refused there without a node call.
  */
-import type { ServiceError } from "../errors";
+
 import type { EngineResult } from "../engine/engineApi";
+import type { ServiceError } from "../errors";
 
 export interface NodePath {
   /** The path as the node serves it: `/wallet/getblockbynum`. */

@@ -10,12 +10,12 @@
 
 import type { BlockHeader } from "../blockHeader";
 import { type NodeError, type ServiceError, UpstreamUnavailableError } from "../errors";
+import { toJson } from "../json";
 import type { Logger } from "../log";
 import { type Batcher, createBatcher } from "./batcher";
 import { createNodeHttp, type NodeHttp } from "./http";
 import { createLongPoller, type LongPoller } from "./longPoll";
 import type { LongPollProtocol, NodeProtocol } from "./protocol";
-import { toJson } from "../json";
 import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 import { createUpstreamSocket, type UpstreamSocket } from "./socket";
 

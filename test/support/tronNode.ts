@@ -8,10 +8,13 @@
 
 import { onTeardown } from "./shared";
 import { answerWallet, type Params } from "./tron/http";
+import { createTronJsonRpc, type TronChainView as JsonRpcView, TronCallReverted } from "./tron/jsonrpc";
 import {
   CHAIN_ID,
   SCENARIO_KEYS,
   type SignedTx,
+  TRC20,
+  TRC20_BYTECODE,
   type TronBlockJson,
   type TronChainView,
   type TronNetwork,
@@ -19,6 +22,10 @@ import {
 } from "./tron/scenario";
 
 export { SCENARIO_KEYS, TRC10, TRC20 } from "./tron/scenario";
+
+/** The energy price of the scenario, in sun (test/support/tron/scenario.ts). */
+const ENERGY_PRICE_SUN = 420;
+
 export type { SignedTx, TronBlockJson, TronChainView, TronNetwork };
 
 export type TronFace = "full" | "solidity" | "jsonrpc";
@@ -37,7 +44,7 @@ export interface TronNodeOptions {
   /** With a key, requests without `TRON-PRO-API-KEY: <key>` get TronGrid's 401. */
   apiKey?: string;
   faces?: "one" | "three";
-  /** java-tron's JSON-RPC face (test/support/tron/jsonrpc.ts); without it only eth_chainId and eth_blockNumber. */
+  /** java-tron's JSON-RPC face; unsaid: test/support/tron/jsonrpc.ts's, over this node's scenario chain. */
   jsonrpc?: (body: unknown, chain: TronChainView) => unknown;
   /** Empty blocks mined after the scenario's transactions, so they are solidified (default solidifyDepth + 3). */
   emptyBlocks?: number;
@@ -82,20 +89,25 @@ async function readParams(req: Request, url: URL): Promise<Params | "bad-json"> 
   }
 }
 
-function jsonrpcFallback(body: unknown, chain: TronChainView): unknown {
-  const call = body as { id?: unknown; method?: unknown };
-  const id = call?.id ?? null;
-  if (call?.method === "eth_chainId") return { jsonrpc: "2.0", id, result: chain.chainId };
-  if (call?.method === "eth_blockNumber")
-    return { jsonrpc: "2.0", id, result: `0x${chain.headNumber().toString(16)}` };
+/** The scenario chain as java-tron's JSON-RPC face reads it (test/support/tron/jsonrpc.ts). */
+function jsonRpcView(chain: TronChainView): JsonRpcView {
   return {
-    jsonrpc: "2.0",
-    id,
-    error: {
-      code: -32601,
-      message: `The method '${String(call?.method)}' does not exist/is not available`,
-      data: null,
+    chainId: chain.chainId,
+    head: () => chain.headNumber(),
+    solidified: () => chain.solidifiedNumber(),
+    blockByNum: (n) => chain.block(n),
+    blockById: (id) => chain.blockById(id),
+    infosOf: (n) => chain.infos(n) ?? [],
+    blockNumOfTx: (txId) => chain.transaction(txId)?.blockNumber,
+    balanceOf: (address) => chain.balance(address),
+    codeOf: (address) => (address.toLowerCase() === TRC20.address ? TRC20_BYTECODE : undefined),
+    call(to, data) {
+      const answer = chain.call(to, data);
+      if (answer === undefined) return "";
+      if (!answer.ok) throw new TronCallReverted(answer.result);
+      return answer.result;
     },
+    energyFee: () => ENERGY_PRICE_SUN,
   };
 }
 
@@ -114,6 +126,8 @@ export async function startTronNode(options: TronNodeOptions = {}): Promise<Tron
   chain.mine(options.emptyBlocks ?? chain.solidifyDepth + 3);
 
   const calls: TronCall[] = [];
+  const jsonRpcFace = createTronJsonRpc(jsonRpcView(chain));
+  const jsonrpc = options.jsonrpc ?? ((body: unknown) => jsonRpcFace(body));
   const node: TronNode = {
     url: "",
     urls: { full: "", solidity: "", jsonrpc: "" },
@@ -153,7 +167,10 @@ export async function startTronNode(options: TronNodeOptions = {}): Promise<Tron
     if (params === "bad-json") {
       return json({ Error: "class org.tron.json.JSONException : Unexpected character in the request body" });
     }
-    if (face === "jsonrpc") return json((options.jsonrpc ?? jsonrpcFallback)(params, chain));
+    if (face === "jsonrpc") {
+      const answer = jsonrpc(params, chain);
+      return answer === undefined ? new Response(null, { status: 200 }) : json(answer);
+    }
     const answer = answerWallet(chain, face === "solidity", name.toLowerCase(), params);
     return answer === undefined ? new Response("Not Found", { status: 404 }) : json(answer);
   };

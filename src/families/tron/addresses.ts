@@ -29,7 +29,8 @@ export function tronAddressBytes(text: string): Uint8Array | undefined {
 }
 
 export const tronAddresses: AddressCodec = {
-  description: "a TRON address: base58check T... (34 characters), 41 followed by 40 hex digits, or 0x and 40 hex digits",
+  description:
+    "a TRON address: base58check T... (34 characters), 41 followed by 40 hex digits, or 0x and 40 hex digits",
   canonical(text) {
     const bytes = tronAddressBytes(text);
     return bytes && tronAddressOf(bytes);

@@ -6,7 +6,9 @@ test("one base URL: the three faces under it (TronGrid, a reverse proxy)", () =>
   const grid = tronEndpoints("https://nile.trongrid.io");
   expect(grid.rpcUrl).toBe("https://nile.trongrid.io/jsonrpc");
   expect(grid.pathUrl("wallet/getnowblock")).toBe("https://nile.trongrid.io/wallet/getnowblock");
-  expect(grid.pathUrl("walletsolidity/getnowblock")).toBe("https://nile.trongrid.io/walletsolidity/getnowblock");
+  expect(grid.pathUrl("walletsolidity/getnowblock")).toBe(
+    "https://nile.trongrid.io/walletsolidity/getnowblock",
+  );
   expect(grid.pathUrl("eth_blockNumber")).toBeUndefined();
   expect(grid.headers).toEqual({});
   const proxied = tronEndpoints("https://proxy.example/tron/");
@@ -27,10 +29,14 @@ test("a bare node's ports after #, and a provider's key sent as TRON-PRO-API-KEY
 
 test("credentials ride on every face; anything else after # is refused", () => {
   const node = tronEndpoints("http://user:pass@10.0.0.1:8090#solidity=8091");
-  expect(node.pathUrl("walletsolidity/getnowblock")).toBe("http://user:pass@10.0.0.1:8091/walletsolidity/getnowblock");
+  expect(node.pathUrl("walletsolidity/getnowblock")).toBe(
+    "http://user:pass@10.0.0.1:8091/walletsolidity/getnowblock",
+  );
   expect(node.rpcUrl).toBe("http://user:pass@10.0.0.1:8090/jsonrpc");
   expect(() => tronEndpoints("http://10.0.0.1:8090#solid=8091")).toThrow(
-    new ConfigError(`UPSTREAM_URLS: a TRON upstream's URL takes solidity=, jsonrpc= and key= after "#", not "solid"`),
+    new ConfigError(
+      `UPSTREAM_URLS: a TRON upstream's URL takes solidity=, jsonrpc= and key= after "#", not "solid"`,
+    ),
   );
   expect(() => tronEndpoints("http://10.0.0.1:8090#jsonrpc=port")).toThrow(ConfigError);
 });

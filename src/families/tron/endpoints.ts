@@ -68,7 +68,10 @@ export function tronEndpoints(configured: string): NodeEndpoints {
   const full = withUserinfo(trimmed(base), base);
   const solidityBase = solidity ? withUserinfo(trimmed(on(base, solidity, "solidity API")), base) : full;
   const rpcUrl = jsonrpc
-    ? withUserinfo(`${trimmed(on(base, jsonrpc, "JSON-RPC"))}${PORT.test(jsonrpc) ? JSON_RPC_PATH : ""}`, base)
+    ? withUserinfo(
+        `${trimmed(on(base, jsonrpc, "JSON-RPC"))}${PORT.test(jsonrpc) ? JSON_RPC_PATH : ""}`,
+        base,
+      )
     : `${full}${JSON_RPC_PATH}`;
   const key = options.get("key");
   return {

@@ -20,9 +20,9 @@
  * - builders and writes never; writes are never hedged (tronFetch.ts).
  */
 import type { MethodPolicy } from "../../cache/policy";
+import type { Engine } from "../../engine/engineApi";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../../errors";
 import { objectMembers } from "../../json";
-import type { Engine } from "../../engine/engineApi";
 import type { NodePath, NodePaths } from "../../operations/nodePaths";
 import { numberOfBlockId, tronHash } from "./blockRef";
 
@@ -172,7 +172,8 @@ const builder = (name: string, summary: string): PathRow => ({
 function checkTransaction(body: Record<string, unknown>): string | undefined {
   const { txID, raw_data, raw_data_hex, signature } = body;
   if (typeof txID !== "string" || !BLOCK_ID.test(txID)) return "txID: expected 64 hex digits";
-  if (typeof raw_data !== "object" || raw_data === null) return "raw_data: expected the transaction's raw_data object";
+  if (typeof raw_data !== "object" || raw_data === null)
+    return "raw_data: expected the transaction's raw_data object";
   if (raw_data_hex !== undefined && (typeof raw_data_hex !== "string" || !HEX.test(raw_data_hex))) {
     return "raw_data_hex: expected hex";
   }
@@ -186,7 +187,8 @@ function checkTransaction(body: Record<string, unknown>): string | undefined {
 
 function checkHexTransaction(body: Record<string, unknown>): string | undefined {
   const { transaction } = body;
-  if (typeof transaction !== "string" || !HEX.test(transaction)) return "transaction: expected the signed transaction's hex";
+  if (typeof transaction !== "string" || !HEX.test(transaction))
+    return "transaction: expected the signed transaction's hex";
   if (transaction.length > 2 * MAX_TRANSACTION_BYTES) {
     return `transaction: a transaction is at most ${MAX_TRANSACTION_BYTES} bytes`;
   }
@@ -195,12 +197,34 @@ function checkHexTransaction(body: Record<string, unknown>): string | undefined 
 
 const ROWS: readonly PathRow[] = [
   // Blocks and transactions
-  read("getnowblock", BOTH, "The latest block (the solidity face: the latest solidified block).", NEVER, COST.block),
-  { ...read("getblockbynum", BOTH, "A block by number.", BLOCK_BY_NUMBER, COST.block) },
+  {
+    ...read(
+      "getnowblock",
+      BOTH,
+      "The latest block (the solidity face: the latest solidified block).",
+      NEVER,
+      COST.block,
+    ),
+    solidityPolicy: HEAD,
+  },
+  read("getblockbynum", BOTH, "A block by number.", BLOCK_BY_NUMBER, COST.block),
   read("getblockbyid", BOTH, "A block by id.", BLOCK, COST.block),
-  read("getblock", BOTH, "A block by number or id (`id_or_num`), with its transactions where `detail`.", GETBLOCK, COST.block),
-  read("getblockbylimitnext", BOTH, "The blocks from `startNum` up to before `endNum` (100 at most).", NEVER, (b) =>
-    rangeCost(typeof b.endNum === "number" && typeof b.startNum === "number" ? b.endNum - b.startNum : undefined),
+  read(
+    "getblock",
+    BOTH,
+    "A block by number or id (`id_or_num`), with its transactions where `detail`.",
+    GETBLOCK,
+    COST.block,
+  ),
+  read(
+    "getblockbylimitnext",
+    BOTH,
+    "The blocks from `startNum` up to before `endNum` (100 at most).",
+    NEVER,
+    (b) =>
+      rangeCost(
+        typeof b.endNum === "number" && typeof b.startNum === "number" ? b.endNum - b.startNum : undefined,
+      ),
   ),
   read("getblockbylatestnum", BOTH, "The latest `num` blocks (100 at most).", NEVER, (b) => rangeCost(b.num)),
   {
@@ -208,10 +232,21 @@ const ROWS: readonly PathRow[] = [
     solidityPolicy: SOLIDIFIED,
   },
   {
-    ...read("gettransactioninfobyid", BOTH, "A transaction's fee, result, logs and internal transactions.", INFO),
+    ...read(
+      "gettransactioninfobyid",
+      BOTH,
+      "A transaction's fee, result, logs and internal transactions.",
+      INFO,
+    ),
     solidityPolicy: SOLIDIFIED,
   },
-  read("gettransactioninfobyblocknum", BOTH, "The infos of every transaction of a block.", INFOS_BY_NUMBER, COST.block),
+  read(
+    "gettransactioninfobyblocknum",
+    BOTH,
+    "The infos of every transaction of a block.",
+    INFOS_BY_NUMBER,
+    COST.block,
+  ),
   // Accounts, contracts, the chain's parameters
   read("getaccount", BOTH, "An account: its TRX balance (sun), TRC-10 balances, resources.", HEAD),
   read("getaccountresource", FULL, "An account's energy and bandwidth.", HEAD),

@@ -112,8 +112,7 @@ function refusedTag(params: readonly unknown[]): string | undefined {
 function withoutRefusedBlocks(op: Operation): Operation {
   const stateBlock = STATE_READS.get(op.method);
   const checked = (params: unknown[]) => {
-    const refusal =
-      stateBlock === undefined ? refusedTag(params) : stateBlockRefusal(params[stateBlock]);
+    const refusal = stateBlock === undefined ? refusedTag(params) : stateBlockRefusal(params[stateBlock]);
     if (refusal) throw new InvalidParamsError(refusal);
     return params;
   };
@@ -143,4 +142,27 @@ export function tronOperations(deps: FamilyOperationDeps): FamilyOperations {
   const evm = evmOperations(deps);
   const served = (op: Operation) => TRON_JSON_RPC.has(op.method) || TRON_FILTERS.has(op.method);
   return { node: evm.node.filter(served).map(withoutRefusedBlocks), data: [], stop: evm.stop };
+}
+
+/** Why java-tron refuses the EVM methods it has no answer for, with what to use instead. */
+const REFUSALS: readonly [RegExp, string][] = [
+  [
+    /^eth_sendRawTransaction$/,
+    "java-tron's JSON-RPC takes no transactions: broadcast a signed one with POST /wallet/broadcasttransaction or /wallet/broadcasthex",
+  ],
+  [/^eth_getTransactionCount$/, "TRON accounts have no nonce (java-tron refuses it)"],
+  [
+    /^eth_(sendTransaction|sign|signTransaction|signTypedData.*)$/,
+    "java-tron holds no keys for its callers (it refuses it)",
+  ],
+  [
+    /^(trace_|debug_)/,
+    "java-tron has no traces: a transaction's internal transactions are in /wallet/gettransactioninfobyid",
+  ],
+  [/^eth_newPendingTransactionFilter$/, "java-tron has no pending transactions to filter"],
+];
+
+export function tronRefusal(method: string): string | undefined {
+  if (TRON_JSON_RPC.has(method) || TRON_FILTERS.has(method)) return undefined;
+  return REFUSALS.find(([pattern]) => pattern.test(method))?.[1];
 }

@@ -37,7 +37,8 @@ export function parseHttpHeader(raw: string): BlockHeader | undefined {
   const block = JSON.parse(raw) as HttpBlock | null;
   const header = block?.block_header?.raw_data;
   const id = block?.blockID;
-  if (typeof id !== "string" || !BLOCK_ID.test(id) || typeof header?.parentHash !== "string") return undefined;
+  if (typeof id !== "string" || !BLOCK_ID.test(id) || typeof header?.parentHash !== "string")
+    return undefined;
   if (!BLOCK_ID.test(header.parentHash)) return undefined;
   // Block 0's header has no number member (protobuf's default is left out): the id says it.
   const number = numberOfBlockId(id);

@@ -7,13 +7,13 @@
  * operations, watch filters nor streams (compose/unserved.ts refuses them naming the chain).
  */
 import { ConfigError } from "../../config";
-import type { ChainFamily } from "../family";
 import { logsSubscription } from "../evm/logsSubscription";
+import type { ChainFamily } from "../family";
 import { tronAddresses } from "./addresses";
 import { tronBlockRefs } from "./blockRef";
 import { describeTronChain, TRON_CHAINS } from "./chains";
 import { tronNodePaths } from "./httpApi";
-import { tronMethods, tronOperations } from "./methods";
+import { tronMethods, tronOperations, tronRefusal } from "./methods";
 import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtocol";
 
 export const tron: ChainFamily = {
@@ -25,7 +25,7 @@ export const tron: ChainFamily = {
     // java-tron is a JDK 8 jar from release downloads: no package installs one here.
     return Promise.reject(
       new ConfigError(
-        "CHAIN=TRON and CHAIN=NILE need a java-tron node or a provider: set UPSTREAM_URLS (e.g. https://nile.trongrid.io, or http://10.0.0.1:8090#solidity=8091&jsonrpc=8545 for a bare node; README, \"In front of a TRON node\")",
+        'CHAIN=TRON and CHAIN=NILE need a java-tron node or a provider: set UPSTREAM_URLS (e.g. https://nile.trongrid.io, or http://10.0.0.1:8090#solidity=8091&jsonrpc=8545 for a bare node; README, "In front of a TRON node")',
       ),
     );
   },
@@ -39,6 +39,5 @@ export const tron: ChainFamily = {
   subscriptions: [logsSubscription],
   summary:
     "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, and newHeads and logs subscriptions over WebSocket, which java-tron lacks.",
-  // java-tron's HTTP API: an instance of another family refuses its paths naming the chain.
-  namespaces: ["wallet/", "walletsolidity/"],
+  refuses: tronRefusal,
 };
