@@ -569,8 +569,8 @@ describe("the operator's view", () => {
         schema: health.database.schema,
         latencyMs: health.database.latencyMs,
       },
-      // Regtest: one block deep (CONFIRMATIONS 1).
-      head: { number: height, hash: mined, finalized: height - 1 },
+      // Regtest: one block deep (CONFIRMATIONS 1); these nodes name no final block of their own.
+      head: { number: height, hash: mined, finalized: height - 1, nodeFinal: null },
       cache: health.cache,
       indexer: { lastBlockNumber: height, headBlockNumber: height, lag: 0, leading: true },
     });

@@ -125,6 +125,7 @@ export function createApp(deps: {
           examples: deps.examples,
           notServed: deps.unserved?.summary,
           esplora: deps.esplora ? esploraRouteDocs() : undefined,
+          nodePaths: deps.nodePaths,
         }),
         { head, family: deps.examples },
       ),

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { ChainFollower } from "../engine/chainFollower";
+import type { NodePaths } from "../operations/nodePaths";
 import type { Operation, StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
 import { ErrorDetail, type ExampleRole, type FamilyExamples, HTTPValidationError } from "../schemas";
@@ -189,6 +190,8 @@ export interface DocsAbout {
   notServed?: string;
   /** The Esplora API's routes (http/esplora/), where the instance serves it. */
   esplora?: readonly EsploraRouteDoc[];
+  /** The family's node API at the node's own paths (http/nodePaths.ts), where it has one. */
+  nodePaths?: NodePaths;
 }
 
 /** The route specs' tags, as the document lists them. */
@@ -218,6 +221,7 @@ export function buildOpenApi(
     streamPaths(table, streams, roles),
     healthPaths(healthSchema),
     esploraPaths(about.esplora ?? []),
+    nodeApiPaths(about.nodePaths),
   ]) {
     for (const [path, item] of Object.entries(part)) paths[path] = { ...paths[path], ...item };
   }
@@ -242,6 +246,7 @@ export function buildOpenApi(
         .filter(([tag]) => routes.some((route) => route.tag === tag))
         .map(([name, description]) => ({ name, description })),
       ...(about.esplora?.length ? [{ name: "esplora", description: ESPLORA_TAG }] : []),
+      ...(about.nodePaths ? [{ name: "node api", description: NODE_API_TAG }] : []),
     ],
     paths: hoistedPaths,
     components: {
@@ -249,6 +254,9 @@ export function buildOpenApi(
       securitySchemes: {
         api_key_query: { type: "apiKey", in: "query", name: "api_key" },
         api_key_header: { type: "apiKey", in: "header", name: "x-api-key" },
+        ...(about.nodePaths
+          ? { tron_pro_api_key: { type: "apiKey", in: "header", name: "TRON-PRO-API-KEY" } }
+          : {}),
       },
     },
   };
@@ -530,6 +538,39 @@ function esploraPaths(routes: readonly EsploraRouteDoc[]): Paths {
         },
       },
     };
+  }
+  return paths;
+}
+
+const NODE_API_TAG =
+  "The node's own HTTP API at its own paths (java-tron's /wallet/... and /walletsolidity/...), so its clients (tronweb) take this service's URL as the node's: an allow-list, answered as the node writes its answers (its errors too: HTTP 200 {\"Error\": ...}, {} for none), cached by the solidified block. The key may ride in TronGrid's TRON-PRO-API-KEY header. Paths that take or make a private key are refused (403), node administration too (404).";
+
+/** The family's node API: POST with a JSON body, or GET with its members in the query (not writes). */
+function nodeApiPaths(nodePaths: NodePaths | undefined): Paths {
+  const paths: Paths = {};
+  for (const path of nodePaths?.paths ?? []) {
+    const operation = (method: "get" | "post") => ({
+      tags: ["node api"],
+      summary: path.summary,
+      description: `Costs ${path.costNote ?? `${path.cost([{}])} rate-limit token(s)`}.`,
+      operationId: `${method}${path.path.replace(/[^\w]+/g, "_")}`,
+      security: [...security, { tron_pro_api_key: [] }],
+      ...(method === "post"
+        ? { requestBody: { content: { "application/json": { schema: { type: "object" } } } } }
+        : {}),
+      responses: {
+        "200": {
+          description: "The node's answer, as it writes it",
+          content: { "application/json": { schema: {} } },
+        },
+        "400": { description: "A body the node could not take, named" },
+        "401": { description: "No valid API key" },
+        "429": { description: "Rate limited" },
+      },
+    });
+    paths[path.path] = path.write
+      ? { post: operation("post") }
+      : { get: operation("get"), post: operation("post") };
   }
   return paths;
 }

@@ -55,6 +55,7 @@ const BODY = `
     <div class="figures">
       <div><span>age</span><b id="head-age">–</b></div>
       <div><span>finalized</span><b id="head-finalized">–</b></div>
+      <div id="head-node-final" hidden><span id="head-node-final-tag">node final</span><b id="head-node-final-number">–</b></div>
     </div>
   </section>
   <section>
@@ -211,6 +212,12 @@ function render(s) {
   text("head-number", num(s.head.number));
   text("head-age", duration(s.head.ageSeconds));
   text("head-finalized", num(s.head.finalized));
+  // The nodes' own final block where they name one, under their name for it (TRON: solidified).
+  $("head-node-final").hidden = s.head.nodeFinal === null;
+  if (s.head.nodeFinal) {
+    text("head-node-final-tag", s.head.nodeFinal.tag);
+    text("head-node-final-number", num(s.head.nodeFinal.number));
+  }
   text("rps", num(s.requests.perSecond));
   legend("requests-legend", REQUEST_GROUPS);
   chart("requests-chart", REQUEST_GROUPS.map(([k]) => [k, s.series.requests[k]]), false);

@@ -23,6 +23,8 @@ export interface NodePath {
   params(body: Record<string, unknown>, fromQuery: boolean): unknown[];
   /** What a call costs in rate-limit tokens: what it makes the node read or write. */
   cost(params: unknown[]): number;
+  /** What it costs, for the API document, where that depends on the body. */
+  readonly costNote?: string;
   /** The answer, as the node writes it. */
   answer(params: unknown[]): EngineResult | Promise<EngineResult>;
 }

@@ -149,6 +149,7 @@ interface PathRow {
 const BOTH: readonly Face[] = ["wallet", "walletsolidity"];
 const FULL: readonly Face[] = ["wallet"];
 
+const RANGE_COST_NOTE = `${COST.block} rate-limit tokens for each block it may answer (${MAX_RANGE_BLOCKS} at most)`;
 /** A range read costs a block's worth for each block it may answer. */
 const rangeCost = (count: unknown) =>
   COST.block * Math.min(MAX_RANGE_BLOCKS, Math.max(1, typeof count === "number" ? count : MAX_RANGE_BLOCKS));
@@ -347,6 +348,7 @@ export function tronNodePaths(engine: Engine): NodePaths {
           return [canonical];
         },
         cost: typeof cost === "number" ? () => cost : (params) => cost(bodyOf(params)),
+        costNote: typeof cost === "number" ? undefined : RANGE_COST_NOTE,
         answer: (params) => engine.call(method, params),
       });
     }
