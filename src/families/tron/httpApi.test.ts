@@ -17,7 +17,7 @@ test("a block answer is the block its blockID names: number from its first 8 byt
   expect(blockOfAnswer('{"Error":"class java.lang.NullPointerException : null"}')).toBeUndefined();
 });
 
-test("java-tron's none ({}) and its errors ({\"Error\": ...}) are refusals; its answers are not", () => {
+test('java-tron\'s none ({}) and its errors ({"Error": ...}) are refusals; its answers are not', () => {
   expect(isNodeRefusal("{}")).toBe(true);
   expect(isNodeRefusal(" { } ")).toBe(true);
   expect(isNodeRefusal('{"Error":"class org.tron.json.JSONException : Unexpected character"}')).toBe(true);
@@ -42,7 +42,11 @@ test("a block by number: an answer about another block is the node's fault, neve
 });
 
 test("cache rules: blocks by what they name, `getblock` of the head never, the solidity face final, writes never", () => {
-  expect(PATH_POLICIES.get("wallet/getblockbynum")!.block).toEqual({ kind: "member", index: 0, member: "num" });
+  expect(PATH_POLICIES.get("wallet/getblockbynum")!.block).toEqual({
+    kind: "member",
+    index: 0,
+    member: "num",
+  });
   const getblock = PATH_POLICIES.get("wallet/getblock")!;
   expect(getblock.keepsFor!([{ detail: false }])).toBe(false);
   expect(getblock.keepsFor!([{ detail: true, id_or_num: "66987565" }])).toBe(true);

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { tronMethods, tronRefusal, TRON_JSON_RPC } from "./methods";
+import { TRON_JSON_RPC, tronMethods, tronRefusal } from "./methods";
 
 test("the EVM's cache rules, but state reads at the head only: java-tron answers them for `latest` alone", () => {
   expect(tronMethods.policy("eth_getBlockByNumber")).toEqual({

@@ -27,7 +27,8 @@ test("a block of the JSON-RPC: the same forms", () => {
 });
 
 test("identity: eth_chainId and block 0's blockID; Nile's is Nile's, and not mainnet's", async () => {
-  const genesis = '{"blockID":"0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc","block_header":{"raw_data":{"parentHash":"957dc2d350daecc7bb6a38f3938ebde0a0c1cedafe15f0edae4256a2907449f6"}}}';
+  const genesis =
+    '{"blockID":"0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc","block_header":{"raw_data":{"parentHash":"957dc2d350daecc7bb6a38f3938ebde0a0c1cedafe15f0edae4256a2907449f6"}}}';
   const asked: string[] = [];
   const identity = await tronNodeProtocol.readIdentity(async (method) => {
     asked.push(method);
