@@ -304,8 +304,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
    * A call of the node's own API at its path: its only param is the JSON body, and the answer is the body the
    * node wrote (its own error forms included: the family reads them). Never batched: the API has no batches.
    */
-  function pathCall(path: string, params: unknown[]): Promise<string> {
-    return timed(1, () => http.postTo(path, toJson(params[0] ?? {}), timeoutMs));
+  const pathSlots = createSlots(options.maxInFlight, name);
+  async function pathCall(path: string, params: unknown[]): Promise<string> {
+    await pathSlots.take();
+    try {
+      return await timed(1, () => http.postTo(path, toJson(params[0] ?? {}), timeoutMs));
+    } finally {
+      pathSlots.release();
+    }
   }
 
   const batcher: Batcher = createBatcher({
@@ -438,8 +444,43 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     learnLacking: (feature, answer) => void lacking.set(feature, { answer, at: Date.now() }),
     stop() {
       batcher.stop();
+      pathSlots.stop();
       socket?.close();
       longPoll?.stop();
+    },
+  };
+}
+
+/** Calls of a node's own API that may wait for a slot, per slot: beyond, a call goes to another upstream. */
+const PATH_QUEUED_PER_SLOT = 4;
+
+/**
+ * The in-flight bound of the calls to a node's own API, which the batcher does not carry: UPSTREAM_MAX_IN_FLIGHT
+ * at once, a few more waiting per slot (as the batcher queues its calls), the rest refused as saturated so
+ * the pool asks another upstream. A slot freed goes to the longest waiting call.
+ */
+function createSlots(max: number, name: string) {
+  let busy = 0;
+  const waiting: { resolve(): void; reject(error: Error): void }[] = [];
+  return {
+    take(): Promise<void> | void {
+      if (busy < max) {
+        busy++;
+        return;
+      }
+      if (waiting.length >= max * PATH_QUEUED_PER_SLOT) {
+        throw new UpstreamUnavailableError(`${waiting.length} calls already wait for ${name}`, "saturated");
+      }
+      return new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+    release() {
+      const next = waiting.shift();
+      if (next) next.resolve();
+      else busy--;
+    },
+    stop() {
+      for (const w of waiting.splice(0))
+        w.reject(new UpstreamUnavailableError("the service is stopping", "stopped"));
     },
   };
 }
