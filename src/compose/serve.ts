@@ -10,6 +10,7 @@ import { createHealth, type Health } from "../http/health";
 import { createStatus, type Status } from "../http/status";
 import { watchFilterRouteSpecs } from "../http/watchFilterRoutes";
 import { type Sources, zeroKnownSeries } from "../metrics";
+import type { NodePaths } from "../operations/nodePaths";
 import type { CacheTiers } from "./cacheTiers";
 import { type Chain, chainAddresses } from "./chain";
 import type { DataPath } from "./dataPath";
@@ -56,14 +57,20 @@ function figuresOf(parts: ServeParts): Sources {
 }
 
 /** The app: the table's routes, the watch filters' where there are some, and what is refused by name. */
-function buildApp(ctx: StartContext, parts: ServeParts, health: Health, status: Status): App {
+function buildApp(
+  ctx: StartContext,
+  parts: ServeParts,
+  health: Health,
+  status: Status,
+  nodePaths: NodePaths | undefined,
+): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
-  const { table, watch, subscriptions, esplora, engine } = parts.data;
+  const { table, watch, subscriptions, esplora } = parts.data;
   const { link } = parts;
   return createApp({
     table,
-    nodePaths: family.nodePaths?.({ engine }),
+    nodePaths,
     esplora: esplora && {
       source: esplora,
       addresses: chainAddresses(family, chain),
@@ -135,13 +142,17 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
     indexerEnabled: indexer !== undefined && config.indexer,
   });
   lifetime.defer(() => status.stop());
-  const app = buildApp(ctx, parts, health, status);
+  const nodePaths = ctx.family.nodePaths?.({ engine: parts.data.engine });
+  const app = buildApp(ctx, parts, health, status, nodePaths);
   zeroKnownSeries(metrics, {
     upstreams: pool.upstreams.map((u) => u.name),
-    operations: table.list.map((op) => ({
-      name: op.method,
-      transports: op.rest ? ["rest", "jsonrpc", "ws"] : ["jsonrpc", "ws"],
-    })),
+    operations: [
+      ...table.list.map((op) => ({
+        name: op.method,
+        transports: op.rest ? ["rest", "jsonrpc", "ws"] : ["jsonrpc", "ws"],
+      })),
+      ...(nodePaths?.paths ?? []).map((path) => ({ name: path.path, transports: ["node_path"] })),
+    ],
     // A route served twice, with the key in its path (the Esplora API's), counts under its own name.
     routes: Object.keys(app.routes).filter((route) => !route.includes("/key/:key/")),
     cacheTiers: parts.tiers.tiers,
