@@ -30,6 +30,7 @@ import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
 import { chainAddresses } from "./chain";
 import { databaseEvents, indexerEvents, rpcFilterEvents, subscriptionEvents } from "./metricEvents";
 import type { StartContext } from "./startContext";
+import { unservedSubscription } from "./unserved";
 
 export interface DataPath {
   engine: Engine;
@@ -193,6 +194,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
       chain: chain.blockchain,
     },
     kinds: family.subscriptions ?? [],
+    refused: unservedSubscription({ family, chain: chain.blockchain, watchFilters: watch !== undefined }),
     log,
     events: subscriptionEvents(metrics),
   });

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { MethodNotFoundError, NotServedError } from "../errors";
 import { evm } from "../families/evm/evm";
 import type { ChainFamily } from "../families/family";
-import { createUnserved } from "./unserved";
+import { createUnserved, unservedSubscription } from "./unserved";
 
 /** A family as this file reads one: its name and namespaces; no index (as the Bitcoin family's first step was). */
 const bare = { name: "utxo" } as ChainFamily;
@@ -108,4 +108,26 @@ test("the docs' sentence names what is refused so", () => {
 test("the WebSocket's subscription methods are no family's: over HTTP, the plain refusal", () => {
   for (const method of ["eth_subscribe", "eth_unsubscribe"]) expect(onLtc.method(method)).toBeUndefined();
   expect(onLtc.method("eth_newFilter")?.message).toStartWith("the method eth_newFilter is not served on LTC");
+});
+
+test("eth_subscribe: watch_filters without an index and the kinds a family's nodes lack are refused naming the chain", () => {
+  const tronLike = {
+    name: "tron",
+    refusesSubscription: (kind: string) => (kind === "newPendingTransactions" ? "no pool" : undefined),
+  } as ChainFamily;
+  const refused = unservedSubscription({ family: tronLike, chain: "NILE", watchFilters: false });
+  const error = refused("watch_filters")!;
+  expect(error).toBeInstanceOf(NotServedError);
+  expect([error.code, error.message]).toEqual([
+    -32601,
+    "the subscription watch_filters is not served on NILE: watch filters match blocks of the index, which the tron family does not keep yet",
+  ]);
+  expect(refused("newPendingTransactions")?.message).toBe(
+    "the subscription newPendingTransactions is not served on NILE: no pool",
+  );
+  // A kind the service never heard of keeps the hub's plain refusal (listing the kinds served).
+  expect(refused("syncing")).toBeUndefined();
+  expect(
+    unservedSubscription({ family: evm, chain: "ETH", watchFilters: true })("watch_filters"),
+  ).toBeUndefined();
 });

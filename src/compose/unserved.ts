@@ -6,7 +6,9 @@
  *    namespaces each family declares (families/family.ts `namespaces`): the EVM's token data methods
  *    (`watch_getTokenBalances`, `watch_getTokenMetadata`) among them, so an LTC instance with its index
  *    serves the other `watch_*` methods and refuses these as the EVM family's;
- *  - the service's data methods (`watch_*`) and watch-filter routes, where the family keeps no index.
+ *  - the service's data methods (`watch_*`) and watch-filter routes, where the family keeps no index;
+ *  - over the WebSocket, `eth_subscribe`'s kinds: `watch_filters` where the family keeps no index, and those
+ *    its nodes have nothing for (families/family.ts `refusesSubscription`: TRON's pending transactions).
  */
 import type { Blockchain } from "../blockchain";
 import { NotServedError, type ServiceError } from "../errors";
@@ -18,6 +20,8 @@ import { SOCKET_METHODS } from "../http/websocket";
 const DATA_METHOD_PREFIX = "watch_";
 /** The watch-filter routes (docs/interface.md §5), which match processed blocks of the index. */
 const WATCH_FILTER_PATHS = "/watch_filters/";
+/** The hub's kind that matches the watch filters (realtime/watchFiltersSubscription.ts). */
+const WATCH_FILTERS_KIND = "watch_filters";
 /** Where an operation's REST route and bulk stream are, by the operation's name. */
 const NAMED_PATHS = ["/node/rest/", "/node/stream/"] as const;
 
@@ -35,6 +39,7 @@ export function createUnserved(options: {
   const { family, chain } = options;
   const own = family.namespaces ?? [];
   const noIndex = `it reads the index, which the ${family.name} family does not keep yet`;
+  const noWatchFilters = watchFiltersUnserved(family);
 
   /** Why `name` (a method's, or a REST route's) is not served here; undefined: no name the service has. */
   function why(name: string): string | undefined {
@@ -60,11 +65,7 @@ export function createUnserved(options: {
     },
     path(pathname): ServiceError | undefined {
       if (!options.watchFilters && pathname.startsWith(WATCH_FILTER_PATHS)) {
-        return new NotServedError(
-          pathname,
-          chain,
-          `watch filters match blocks of the index, which the ${family.name} family does not keep yet`,
-        );
+        return new NotServedError(pathname, chain, noWatchFilters);
       }
       for (const prefix of NAMED_PATHS) {
         if (!pathname.startsWith(prefix)) continue;
@@ -74,6 +75,29 @@ export function createUnserved(options: {
       }
       return undefined;
     },
+  };
+}
+
+const watchFiltersUnserved = (family: ChainFamily) =>
+  `watch filters match blocks of the index, which the ${family.name} family does not keep yet`;
+
+/**
+ * `eth_subscribe`'s refusal of a kind this instance has not and can say why of (realtime/subscriptions.ts
+ * `refused`): -32601 naming the chain; undefined for a kind the service never heard of (the plain refusal).
+ */
+export function unservedSubscription(options: {
+  family: ChainFamily;
+  chain: Blockchain;
+  /** The `watch_filters` kind is served. */
+  watchFilters: boolean;
+}): (kind: string) => ServiceError | undefined {
+  const { family, chain } = options;
+  return (kind) => {
+    const reason =
+      kind === WATCH_FILTERS_KIND && !options.watchFilters
+        ? watchFiltersUnserved(family)
+        : family.refusesSubscription?.(kind);
+    return reason === undefined ? undefined : new NotServedError(`the subscription ${kind}`, chain, reason);
   };
 }
 

@@ -153,4 +153,9 @@ export interface ChainFamily {
    * refusal naming the chain; undefined: the plain "another family's method".
    */
   refuses?(method: string): string | undefined;
+  /**
+   * Why its nodes have nothing for a subscription kind another family serves (java-tron: no pending
+   * transactions), for eth_subscribe's refusal naming the chain; undefined: the plain unknown kind.
+   */
+  refusesSubscription?(kind: string): string | undefined;
 }

@@ -9,7 +9,7 @@
 
 import type { ChainFollower } from "../engine/chainFollower";
 import type { Engine } from "../engine/engineApi";
-import { InvalidParamsError, RateLimitedError, UpstreamUnavailableError } from "../errors";
+import { InvalidParamsError, RateLimitedError, type ServiceError, UpstreamUnavailableError } from "../errors";
 import { toJson } from "../json";
 import type { Logger } from "../log";
 import { newHeadsSubscription } from "./newHeadsSubscription";
@@ -34,7 +34,8 @@ export interface Subscriptions {
   readonly kinds: readonly string[];
   /**
    * Starts a subscription; its id, or a ServiceError: -32602 for bad params, -32601 for a kind no upstream
-   * offers, -32005 when the subscriber already holds `max`.
+   * offers or one this instance refuses naming its chain (`refused`), -32005 when the subscriber already
+   * holds `max`.
    */
   subscribe(subscriber: Subscriber, params: unknown[], max: number): Promise<string>;
   unsubscribe(subscriber: Subscriber, id: string): boolean;
@@ -86,6 +87,11 @@ export function createSubscriptions(options: {
   watch?: WatchResults;
   /** The chain family's kinds, served between newHeads and watch_filters. */
   kinds: readonly SubscriptionKind[];
+  /**
+   * A kind not served here that the instance can say why of (compose/unserved.ts: TRON's pending
+   * transactions, watch_filters without an index): refused naming the chain, not as a name never heard of.
+   */
+  refused?: (kind: string) => ServiceError | undefined;
   log: Logger;
   events?: SubscriptionEvents;
 }): Subscriptions {
@@ -151,6 +157,8 @@ export function createSubscriptions(options: {
       const [name, value] = params;
       const open = typeof name === "string" ? kinds.get(name) : undefined;
       if (!open) {
+        const refused = typeof name === "string" ? options.refused?.(name) : undefined;
+        if (refused) throw refused;
         throw new InvalidParamsError(
           `invalid params: the subscription should be one of ${names.join(", ")}; got ${toJson(name)}`,
         );

@@ -162,6 +162,16 @@ const REFUSALS: readonly [RegExp, string][] = [
   [/^eth_newPendingTransactionFilter$/, "java-tron has no pending transactions to filter"],
 ];
 
+/** eth_subscribe's kinds of the EVM family java-tron has nothing for (its JSON-RPC shows no pool). */
+const SUBSCRIPTION_REFUSALS: ReadonlyMap<string, string> = new Map([
+  [
+    "newPendingTransactions",
+    "java-tron has no pending transactions to show (its JSON-RPC has no transaction pool); subscribe to newHeads or logs",
+  ],
+]);
+
+export const tronSubscriptionRefusal = (kind: string): string | undefined => SUBSCRIPTION_REFUSALS.get(kind);
+
 export function tronRefusal(method: string): string | undefined {
   if (TRON_JSON_RPC.has(method) || TRON_FILTERS.has(method)) return undefined;
   return REFUSALS.find(([pattern]) => pattern.test(method))?.[1];

@@ -3,8 +3,9 @@
  * (CHAIN=TRON) and the Nile testnet (CHAIN=NILE) (docs/interface.md, "The TRON family"): the three faces of
  * its nodes (endpoints.ts), the head polled and finality from the solidified block (nodeProtocol.ts), its
  * JSON-RPC from the EVM family's rows (methods.ts), its HTTP API at the node's own paths (httpApi.ts), and
- * the WebSocket java-tron lacks, from the followed head (logs: the EVM family's kind). No index yet: no data
- * operations, watch filters nor streams (compose/unserved.ts refuses them naming the chain).
+ * the WebSocket java-tron lacks, from the followed head (logs: the EVM family's kind; no pending
+ * transactions). No index yet: no data operations, watch filters nor streams (compose/unserved.ts refuses
+ * them, and their subscriptions, naming the chain).
  */
 import { ConfigError } from "../../config";
 import { logsSubscription } from "../evm/logsSubscription";
@@ -13,7 +14,7 @@ import { tronAddresses } from "./addresses";
 import { tronBlockRefs } from "./blockRef";
 import { describeTronChain, TRON_CHAINS } from "./chains";
 import { tronNodePaths } from "./httpApi";
-import { tronMethods, tronOperations, tronRefusal } from "./methods";
+import { tronMethods, tronOperations, tronRefusal, tronSubscriptionRefusal } from "./methods";
 import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtocol";
 
 export const tron: ChainFamily = {
@@ -40,4 +41,5 @@ export const tron: ChainFamily = {
   summary:
     "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, and newHeads and logs subscriptions over WebSocket, which java-tron lacks.",
   refuses: tronRefusal,
+  refusesSubscription: tronSubscriptionRefusal,
 };
