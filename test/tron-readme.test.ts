@@ -4,13 +4,11 @@
  * answer checked against the stand-in's own answer to the same question, and its refusals as it shows them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { codeBlocks, curlCommands, readmeSection, runCurl } from "./support/readme";
 import { startTestService, type TestService } from "./support/service";
 import { startTronNode, type TronNode } from "./support/tronNode";
 import { until } from "./support/until";
 
-const ROOT = join(import.meta.dir, "..");
 const KEY = "tron-readme-key";
 const HEAD_SETTLE_MS = 10_000;
 
@@ -29,18 +27,7 @@ afterAll(async () => {
   await node?.stop();
 });
 
-/** The README's section, from its heading to the next of the same level. */
-function readmeSection(heading: string): string {
-  const lines = readFileSync(join(ROOT, "README.md"), "utf8").split("\n");
-  const start = lines.indexOf(heading);
-  if (start < 0) throw new Error(`the README has no ${heading}`);
-  const end = lines.findIndex((line, i) => i > start && line.startsWith("## "));
-  return lines.slice(start + 1, end).join("\n");
-}
-
 const section = readmeSection("## In front of a TRON node");
-const blocks = (language: string) =>
-  [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]+?)\\n\`\`\``, "g"))].map((m) => m[1]!);
 
 /** The stand-in's own answer to a path of its HTTP API. */
 async function direct(path: string, body?: unknown): Promise<unknown> {
@@ -60,28 +47,9 @@ async function directRpc(method: string, params: unknown[]): Promise<unknown> {
 }
 
 test("its examples answer what the stand-in's own answers say, and its refusals as it shows them", async () => {
-  const [, examples] = blocks("sh");
-  const commands = examples!
-    .split(/\n\n/)
-    .map((part) =>
-      part
-        .split("\n")
-        .filter((line) => !line.startsWith("#"))
-        .join("\n"),
-    )
-    .flatMap((part) => part.split(/\n(?=curl )/))
-    .filter((command) => command.startsWith("curl "));
+  const commands = curlCommands(codeBlocks(section, "sh")[2]!);
   expect(commands).toHaveLength(6);
-  const port = new URL(service.url).port;
-  const run = async (command: string) => {
-    const keyed = command
-      .replaceAll("localhost:8000", `127.0.0.1:${port}`)
-      .replace("curl -s ", `curl -s -H 'x-api-key: ${KEY}' `);
-    const child = Bun.spawn(["bash", "-c", keyed], { stdout: "pipe" });
-    const out = await new Response(child.stdout).text();
-    expect(await child.exited).toBe(0);
-    return JSON.parse(out);
-  };
+  const run = (command: string) => runCurl(command, service.url, KEY);
   // The service has followed the stand-in's head (no block comes meanwhile: the stand-in mines on demand).
   const head = node.chain.headNumber();
   await until(
@@ -111,7 +79,7 @@ test("its examples answer what the stand-in's own answers say, and its refusals 
     { jsonrpc: "2.0", id: 2, result: `0x${head.toString(16)}` },
   ]);
   // The answers the README shows, exactly.
-  const [shownPath, shownMethod] = blocks("json")[0]!.split("\n");
+  const [shownPath, shownMethod] = codeBlocks(section, "json")[0]!.split("\n");
   expect(refusedPath).toEqual(JSON.parse(shownPath!));
   expect(refusedMethod).toEqual(JSON.parse(shownMethod!));
 });

@@ -22,6 +22,7 @@ import { UTXO_METHODS } from "../src/families/utxo/methods";
 import { type Browser, launchBrowser } from "./support/browser";
 import { type LitecoinNode, NodeRpcError, startLitecoind } from "./support/litecoind";
 import { metric } from "./support/metrics";
+import { codeBlocks, curlCommands, readmeSection, runCurl } from "./support/readme";
 import { post, startTestService, type TestService } from "./support/service";
 import { until } from "./support/until";
 import {
@@ -840,45 +841,15 @@ describe("the OpenAPI document shows what the instance serves", () => {
   });
 });
 
-/** The README's section for this family, from its heading to the next of the same level. */
-function readmeSection(heading: string): string {
-  const lines = readFileSync(join(ROOT, "README.md"), "utf8").split("\n");
-  const start = lines.indexOf(heading);
-  if (start < 0) throw new Error(`the README has no ${heading}`);
-  const end = lines.findIndex((line, i) => i > start && line.startsWith("## "));
-  return lines.slice(start + 1, end).join("\n");
-}
-
 describe("the README's section on this family", () => {
   const section = readmeSection("## In front of a Bitcoin-family node");
-  const blocks = (language: string) =>
-    [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]+?)\\n\`\`\``, "g"))].map((m) => m[1]!);
+  const blocks = (language: string) => codeBlocks(section, language);
 
   test("its examples answer what the node's answers say, and its refusals as it shows them", async () => {
     const [, examples] = blocks("sh");
-    // One command a paragraph: a comment, then the command (its continuation lines included).
-    const commands = examples!
-      .split(/\n\n/)
-      .map((part) =>
-        part
-          .split("\n")
-          .filter((line) => !line.startsWith("#"))
-          .join("\n"),
-      )
-      .flatMap((part) => part.split(/\n(?=curl )/))
-      .filter((command) => command.startsWith("curl "));
+    const commands = curlCommands(examples!);
     expect(commands).toHaveLength(6);
-    const port = new URL(service.url).port;
-    // Spawned, not spawnSync: the service answers on this process's event loop.
-    const run = async (command: string) => {
-      const keyed = command
-        .replaceAll("localhost:8000", `127.0.0.1:${port}`)
-        .replace("curl -s ", `curl -s -H 'x-api-key: ${KEY}' `);
-      const child = Bun.spawn(["bash", "-c", keyed], { stdout: "pipe" });
-      const out = await new Response(child.stdout).text();
-      expect(await child.exited).toBe(0);
-      return JSON.parse(out);
-    };
+    const run = (command: string) => runCurl(command, service.url, KEY);
     const height = await indexed();
     const truth = await readChain();
     const answers: any[] = [];
