@@ -13,7 +13,7 @@ import { PATH_POLICIES } from "../src/families/tron/httpApi";
 import { TRON_JSON_RPC } from "../src/families/tron/methods";
 import { metric } from "./support/metrics";
 import { post, startTestService, type TestService } from "./support/service";
-import { bytesToHex, hexToBase58 } from "./support/tron/codec";
+import { bytesToHex, hexToBase58, keyFromPrivate } from "./support/tron/codec";
 import { HANDLERS, SOLIDITY_PATHS } from "./support/tron/http";
 import { encodeTransaction } from "./support/tron/protobuf";
 import { renderTransaction, SCENARIO_KEYS, signTransaction, TRC10, TRC20 } from "./support/tron/scenario";
@@ -557,7 +557,7 @@ describe("refusals, without a node call", () => {
     const before = walletCalls(node);
     const cases: [unknown, string, boolean?][] = [
       [{ ...good, txID: "xyz" }, `${path}: txID: expected 64 hex digits`],
-      [{ ...good, txID: good.txID.slice(2) }, `${path}: txID: expected 64 hex digits`],
+      [{ ...good, txID: tx.txID.slice(2) }, `${path}: txID: expected 64 hex digits`],
       [{ ...good, raw_data: undefined }, `${path}: raw_data: expected the transaction's raw_data object`],
       [{ ...good, raw_data_hex: "0a0" }, `${path}: raw_data_hex: expected hex`],
       [{ ...good, signature: ["zz"] }, `${path}: signature: expected hex strings`],
@@ -694,6 +694,42 @@ describe("the cache", () => {
       expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: direct.text });
     }
     expect(pathCalls(moving, "/wallet/getblock") - errorsBefore).toBe(2);
+  });
+
+  test("a new account and a pending transaction: `{}` until mined, then the node's answer", async () => {
+    await followed(movingService, moving);
+    const fresh = keyFromPrivate("11".repeat(32));
+    const tx = moving.chain.trx(alice, fresh.hex, 2_000_000n);
+    const { ret: _ret, ...body } = renderTransaction({ ...tx, contractRet: "SUCCESS" }, false);
+    const sent = await ask(movingService.url, "/wallet/broadcasttransaction", body);
+    expect(sent.json).toEqual({ result: true, code: "SUCCESS", txid: tx.txID });
+    const account = { address: fresh.hex };
+    const info = { value: tx.txID };
+    const isAccount = (b: any) => b?.address === fresh.hex;
+    const isInfo = (b: any) => b?.value === tx.txID;
+    const before = [
+      pathCalls(moving, "/wallet/getaccount", isAccount),
+      pathCalls(moving, "/wallet/gettransactioninfobyid", isInfo),
+      pathCalls(moving, "/walletsolidity/gettransactioninfobyid", isInfo),
+    ];
+    for (let i = 0; i < 2; i++) {
+      expect((await ask(movingService.url, "/wallet/getaccount", account)).text).toBe("{}");
+      expect((await ask(movingService.url, "/wallet/gettransactioninfobyid", info)).text).toBe("{}");
+    }
+    // Each read asked the node again: the account's and the info's (solidity face first, then the full node).
+    expect([
+      pathCalls(moving, "/wallet/getaccount", isAccount) - before[0]!,
+      pathCalls(moving, "/wallet/gettransactioninfobyid", isInfo) - before[1]!,
+      pathCalls(moving, "/walletsolidity/gettransactioninfobyid", isInfo) - before[2]!,
+    ]).toEqual([2, 2, 2]);
+    moving.mine(1);
+    await followed(movingService, moving);
+    const accountNow = await ask(moving.url, "/wallet/getaccount", account);
+    const infoNow = await ask(moving.url, "/wallet/gettransactioninfobyid", info);
+    expect(accountNow.json.balance).toBe(2_000_000);
+    expect(infoNow.json.id).toBe(tx.txID);
+    expect((await ask(movingService.url, "/wallet/getaccount", account)).text).toBe(accountNow.text);
+    expect((await ask(movingService.url, "/wallet/gettransactioninfobyid", info)).text).toBe(infoNow.text);
   });
 });
 
