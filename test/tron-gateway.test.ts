@@ -758,13 +758,14 @@ describe("/wallet/getnowblock", () => {
 // ---- 6. metrics ----
 
 describe("metrics", () => {
+  const series = (operation: string, outcome: string) => async () =>
+    metric(await (await fetch(`${service.url}/metrics`)).text(), "gateway_requests_total", {
+      operation,
+      transport: "node_path",
+      outcome,
+    }) ?? 0;
+
   test("/metrics counts each path's requests by outcome", async () => {
-    const series = (operation: string, outcome: string) => async () =>
-      metric(await (await fetch(`${service.url}/metrics`)).text(), "gateway_requests_total", {
-        operation,
-        transport: "node_path",
-        outcome,
-      }) ?? 0;
     const full = series("/wallet/getblockbynum", "ok");
     const solidity = series("/walletsolidity/getblockbynum", "ok");
     const [fullBefore, solidityBefore] = [await full(), await solidity()];
@@ -772,5 +773,15 @@ describe("metrics", () => {
     await ask(service.url, "/wallet/getblockbynum?num=2");
     await ask(service.url, "/walletsolidity/getblockbynum", { num: 1 });
     expect([(await full()) - fullBefore, (await solidity()) - solidityBefore]).toEqual([2, 1]);
+  });
+
+  test("a body refused before any node call counts as invalid, never as the service's fault", async () => {
+    const path = "/wallet/broadcasttransaction";
+    const invalid = series(path, "invalid");
+    const internal = series(path, "internal");
+    const [invalidBefore, internalBefore] = [await invalid(), await internal()];
+    expect((await ask(service.url, path, { txID: "xyz" })).status).toBe(400);
+    expect((await ask(service.url, path, [1])).status).toBe(400);
+    expect([(await invalid()) - invalidBefore, (await internal()) - internalBefore]).toEqual([2, 0]);
   });
 });
