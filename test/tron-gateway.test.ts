@@ -23,8 +23,6 @@ import { until } from "./support/until";
 const HEAD_POLL_MS = 100;
 /** How long the service's follower may take to see a new head (many polls at HEAD_POLL_MS). */
 const FOLLOW_TIMEOUT_MS = 10_000;
-/** Builders stamp transactions with the clock: both sides of a comparison see this instant. */
-const FROZEN_CLOCK = new Date(Date.UTC(2025, 5, 1, 12, 0, 0));
 
 const { alice, bob, carol } = SCENARIO_KEYS;
 const evmAddress = (hex41: string) => `0x${hex41.slice(2)}`;
@@ -225,9 +223,12 @@ function pathCases(): Record<string, PathCase[]> {
   };
 }
 
-/** The service's answer and the stand-in's own to one request, the clock frozen across both. */
+/**
+ * The service's answer and the stand-in's own to one request, the clock stopped (at now: never set back)
+ * across both: builders stamp their transactions with it.
+ */
 async function both(path: string, body?: unknown): Promise<[Reply, Reply]> {
-  setSystemTime(FROZEN_CLOCK);
+  setSystemTime(new Date());
   try {
     const viaService = await ask(service.url, path, body);
     const direct = await ask(node.url, path, body);
