@@ -1,6 +1,7 @@
 /** Prometheus metrics (prom-client), served at GET /metrics. Label values are bounded sets, never keys. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import {
+  BadRequestError,
   InvalidParamsError,
   InvalidRequestError,
   MethodNotFoundError,
@@ -571,6 +572,8 @@ export function outcomeLabel(error?: ServiceError): string {
   if (error instanceof NodeError) return "node_error";
   if (error instanceof RequestValidationError || error instanceof InvalidParamsError) return "invalid";
   if (error instanceof InvalidRequestError || error instanceof MethodNotFoundError) return "invalid";
+  // A 400 (a node path's body refused before any node call, an Esplora param): the caller's, not ours.
+  if (error instanceof BadRequestError) return "invalid";
   if (error instanceof UnauthorizedError) return "unauthorized";
   if (error instanceof RateLimitedError) return "rate_limited";
   if (error instanceof UpstreamTimeoutError) return "timeout";
