@@ -25,11 +25,13 @@
  * its index (bench/utxoIndexPhase.ts): the backfill of a chain of 100,000 transactions beside the node's own
  * getblock rate, and an address's page of transfers on it; and its Esplora API at mainnet scale
  * (bench/utxoScalePhase.ts): a mempool of 20,000 transactions and an address of 100,000, the mempool view's
- * catch-up and memory, each route's p50/p99, CPU and node calls.
+ * catch-up and memory, each route's p50/p99, CPU and node calls; and the TRON family (bench/tronPhase.ts): a
+ * solidified block of ~300 transactions in the test suite's stand-in java-tron, as cache hits of
+ * /wallet/getblockbynum and eth_getBlockByNumber beside the raw limit and the stand-in.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"), BENCH_UTXO_HEAD_BLOCKS
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron"), BENCH_UTXO_HEAD_BLOCKS
  * (default 30), BENCH_UTXO_INDEX_BLOCKS (default 1000), BENCH_UTXO_SCALE_MEMPOOL (default 20000),
  * BENCH_BASE (another checkout's root: its service's cache hits measured beside this one's, in the engine
  * phase's rounds),
@@ -64,6 +66,7 @@ import {
   THREADS,
   WARMUP_S,
 } from "./support";
+import { tronPhase } from "./tronPhase";
 import { utxoIndexPhase } from "./utxoIndexPhase";
 import { utxoPhase } from "./utxoPhase";
 import { utxoScalePhase } from "./utxoScalePhase";
@@ -75,7 +78,7 @@ const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
 /** Another checkout (its root directory) whose engine is measured beside this one's: the engine phase only. */
 const BASE = process.env.BENCH_BASE;
 const PHASES = (
-  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale"
+  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron"
 ).split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
@@ -549,6 +552,7 @@ async function main() {
   if (PHASES.includes("utxo")) await utxoPhase(lines, rows);
   if (PHASES.includes("utxoindex")) await utxoIndexPhase(lines, rows);
   if (PHASES.includes("utxoscale")) await utxoScalePhase(lines, rows);
+  if (PHASES.includes("tron")) await tronPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });
