@@ -47,7 +47,7 @@ async function directRpc(method: string, params: unknown[]): Promise<unknown> {
 }
 
 test("its examples answer what the stand-in's own answers say, and its refusals as it shows them", async () => {
-  const commands = curlCommands(codeBlocks(section, "sh")[2]!);
+  const commands = curlCommands(codeBlocks(section, "sh")[1]!);
   expect(commands).toHaveLength(6);
   const run = (command: string) => runCurl(command, service.url, KEY);
   // The service has followed the stand-in's head (no block comes meanwhile: the stand-in mines on demand).
