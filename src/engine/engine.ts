@@ -228,8 +228,11 @@ export function createEngine(options: {
         // shape, is the node's fault: never kept, never given (checked only on a miss).
         const wrong = policy && wrongBlock(policy, prepared.params, result.raw, refs);
         if (wrong) throw new UpstreamProtocolError(wrong);
-        // An answer about a block past the head says the chain has got there.
-        if (minBlock !== undefined && result.raw !== "null") head.sawBlock(minBlock);
+        // An answer about a block past the head says the chain has got there (a "none" does not: `null`,
+        // or the family's own form of it).
+        if (minBlock !== undefined && result.raw !== "null" && !policy?.unkept?.(result.raw)) {
+          head.sawBlock(minBlock);
+        }
         // Answer in the form kept (bytes for a large answer): it splices without a copy. An upstream known
         // to be behind the block asked may answer, but not for keeps.
         const kept =
