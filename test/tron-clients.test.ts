@@ -191,3 +191,189 @@ describe("tronweb through the service", () => {
     expect(byTronGrid.json).toEqual(expected);
   }, 60_000);
 });
+
+describe("failover between two stand-ins of one chain", () => {
+  test("the first stopped, reads keep answering from the second", async () => {
+    const first = await standIn();
+    const second = await standIn();
+    // Started the same way: the same chain, block for block.
+    const head = first.chain.headNumber();
+    expect(second.chain.headNumber()).toBe(head);
+    for (const n of [0, 2, head]) expect(second.chain.block(n)!.blockID).toBe(first.chain.block(n)!.blockID);
+    const svc = await service([first.url, second.url], { UPSTREAM_COOLDOWN_MS: "60000" });
+    const expected = new Map<number, unknown>();
+    for (const num of [3, 4, 6]) expected.set(num, await direct(second.url, "/wallet/getblockbynum", { num }));
+    first.calls.length = 0;
+    second.calls.length = 0;
+
+    const before = await wallet(svc, "/wallet/getblockbynum", { num: 3 });
+    expect(before.json).toEqual(expected.get(3));
+    expect([callsTo(first, "/wallet/getblockbynum", 3), callsTo(second, "/wallet/getblockbynum", 3)]).toEqual([
+      1, 0,
+    ]);
+
+    await first.stop();
+    for (const num of [4, 6]) {
+      const answer = await wallet(svc, "/wallet/getblockbynum", { num });
+      expect(answer.status).toBe(200);
+      expect(answer.json).toEqual(expected.get(num));
+      expect(callsTo(second, "/wallet/getblockbynum", num)).toBe(1);
+    }
+    const byRpc = await rpc(svc, "eth_getBlockByNumber", ["0x7", false]);
+    expect(byRpc.result.hash).toBe(`0x${second.chain.block(7)!.blockID}`);
+    const trc20 = second.scenario.trc20.txID;
+    const info = await wallet(svc, "/wallet/gettransactioninfobyid", { value: trc20 });
+    expect(info.json).toEqual(await direct(second.url, "/wallet/gettransactioninfobyid", { value: trc20 }));
+    // the first's calls: the one read before it stopped, and nothing since (it is down)
+    expect(first.calls.filter((c) => c.face !== "jsonrpc" && c.path !== "/walletsolidity/getnowblock")).toEqual([
+      { face: "full", path: "/wallet/getblockbynum", body: { num: 3 } },
+    ]);
+    const health = (await (await fetch(`${svc.url}/health`)).json()) as any;
+    expect(health.upstream.upstreams.map((u: any) => [u.name, u.state])).toEqual([
+      ["upstream-1", "open"],
+      ["upstream-2", "closed"],
+    ]);
+  }, 60_000);
+
+  test("writes are never hedged: a broadcast reaches one stand-in, where a read is hedged to both", async () => {
+    const first = await standIn();
+    const second = await standIn();
+    const svc = await service([first.url, second.url], { HEDGE_AFTER_MS: "50" });
+    // The first answers late: past the hedging delay, well within UPSTREAM_TIMEOUT_MS.
+    first.delayMs = 600;
+    first.calls.length = 0;
+    second.calls.length = 0;
+
+    const { txID, body } = signedTransfer(first, 7n);
+    const sent = await wallet(svc, "/wallet/broadcasttransaction", body);
+    expect(sent.json).toEqual({ result: true, code: "SUCCESS", txid: txID });
+    expect(callsTo(first, "/wallet/broadcasttransaction")).toBe(1);
+    expect(callsTo(second, "/wallet/broadcasttransaction")).toBe(0);
+    expect(first.broadcastPool.map((t) => t.txID)).toEqual([txID]);
+    expect(second.broadcastPool).toEqual([]);
+
+    const expected = await direct(second.url, "/wallet/getblockbynum", { num: 9 });
+    const read = await wallet(svc, "/wallet/getblockbynum", { num: 9 });
+    expect(read.json).toEqual(expected);
+    expect(callsTo(first, "/wallet/getblockbynum", 9)).toBe(1);
+    expect(callsTo(second, "/wallet/getblockbynum", 9)).toBe(2); // the hedge, and `direct` above
+  }, 60_000);
+});
+
+/**
+ * A loopback front that asks for HTTP Basic credentials (as a node behind a reverse proxy does) and passes
+ * what carries them on to `target`; 401 otherwise. `down`: it answers 503.
+ */
+function basicAuthFront(target: string) {
+  const expected = `Basic ${btoa(`${BASIC_USER}:${BASIC_PASSWORD}`)}`;
+  const front = { url: "", refused: 0, passed: 0, down: false };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      if (req.headers.get("authorization") !== expected) {
+        front.refused++;
+        return new Response("Unauthorized", { status: 401 });
+      }
+      if (front.down) return new Response("Service Unavailable", { status: 503 });
+      front.passed++;
+      const url = new URL(req.url);
+      const answer = await fetch(`${target}${url.pathname}${url.search}`, {
+        method: req.method,
+        body: req.method === "POST" ? await req.text() : undefined,
+      });
+      return new Response(await answer.text(), {
+        status: answer.status,
+        headers: { "content-type": "application/json" },
+      });
+    },
+  });
+  front.url = `http://127.0.0.1:${server.port}`;
+  parts.push(() => server.stop(true));
+  return front;
+}
+
+describe("a provider's key and URL credentials are never shown", () => {
+  test("#key= and user:pass@ work, and appear in no /health, /status, /metrics, API document, error or log line", async () => {
+    const keyed = await standIn({ apiKey: PROVIDER_KEY });
+    const behind = await standIn();
+    const front = basicAuthFront(behind.url);
+    const lines: string[] = [];
+    const keyedUrl = `${keyed.url}#key=${PROVIDER_KEY}`;
+    const basicUrl = `http://${BASIC_USER}:${BASIC_PASSWORD}@${front.url.slice("http://".length)}`;
+    const svc = await service([keyedUrl, basicUrl], { LOG_LEVEL: "debug", UPSTREAM_COOLDOWN_MS: "60000" }, (line) =>
+      lines.push(line),
+    );
+    const shown: string[] = [];
+    const read = async (path: string, body: unknown = {}) => {
+      const answer = await wallet(svc, path, body);
+      shown.push(answer.text);
+      return answer;
+    };
+    const get = async (path: string) => {
+      const text = await (await fetch(`${svc.url}${path}`, { headers: { "x-api-key": KEY } })).text();
+      shown.push(text);
+      return text;
+    };
+
+    // the keyed upstream answers (the stand-in refuses what lacks its key: none was refused)
+    const three = await read("/wallet/getblockbynum", { num: 3 });
+    expect(three.json.blockID).toBe(keyed.chain.block(3)!.blockID);
+    expect(callsTo(keyed, "/wallet/getblockbynum", 3)).toBe(1);
+    // the one behind Basic auth answers once the keyed one fails (every request it saw carried them)
+    keyed.fail = () => new Response("Internal Server Error", { status: 500 });
+    const four = await read("/wallet/getblockbynum", { num: 4 });
+    expect(four.json.blockID).toBe(behind.chain.block(4)!.blockID);
+    expect(callsTo(behind, "/wallet/getblockbynum", 4)).toBe(1);
+    expect(front.passed).toBeGreaterThan(0);
+    expect(front.refused).toBe(0);
+
+    // both fail: the errors callers are told
+    front.down = true;
+    const failed = await read("/wallet/getblockbynum", { num: 5 });
+    expect(failed.status).toBe(502);
+    expect(failed.json).toEqual({
+      detail: `no upstream could answer: upstream ${front.url}/… answered HTTP 503`,
+    });
+    const failedRpc = await post(
+      `${svc.url}/node/jsonrpc`,
+      { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x5", false] },
+      { headers: { "x-api-key": KEY } },
+    );
+    shown.push(failedRpc.text);
+    expect(failedRpc.json.error).toEqual({
+      code: -32002,
+      message: `no upstream could answer: upstream ${front.url}/… answered HTTP 503`,
+    });
+
+    const health = JSON.parse(await get("/health"));
+    expect(health.upstream.upstreams.map((u: any) => u.url)).toEqual([`${keyed.url}/…`, `${front.url}/…`]);
+    await get("/status");
+    await get("/status.json");
+    await get("/metrics");
+    await get("/swagger");
+    await get("/swagger/json");
+    // a configuration error naming the upstreams
+    const configError = (() => {
+      try {
+        loadConfig({ UPSTREAM_URLS: `${keyedUrl},${basicUrl},ftp://127.0.0.1:1`, CHAIN: "NILE" });
+        return "";
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+    })();
+    expect(configError).toBe(
+      `UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "${keyed.url}#…,http://…@${front.url.slice("http://".length)},ftp://127.0.0.1:1"`,
+    );
+    shown.push(configError);
+
+    // the log tells of the failing upstreams (by host and port)
+    expect(lines.some((l) => l.includes("upstream circuit") && l.includes(front.url.slice("http://".length)))).toBe(
+      true,
+    );
+    for (const secret of [PROVIDER_KEY, BASIC_USER, BASIC_PASSWORD]) {
+      for (const text of [...shown, ...lines]) expect(text).not.toContain(secret);
+    }
+  }, 60_000);
+});
