@@ -376,3 +376,61 @@ describe("a provider's key and URL credentials are never shown", () => {
     }
   }, 60_000);
 });
+
+describe("identity: the chain of every upstream", () => {
+  const NILE_IDENTITY = `0xcd8690dc:${GENESIS_BLOCK_ID.NILE}`;
+  const TRON_IDENTITY = `0x2b6653dc:${GENESIS_BLOCK_ID.TRON}`;
+
+  test("a mainnet node with CHAIN=NILE stops the start, naming the chain NILE takes", async () => {
+    const mainnet = await standIn({ network: "TRON" });
+    const error = await startFailure([mainnet.url], { CHAIN: "NILE" });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      `upstream-1 serves chain ${TRON_IDENTITY}: CHAIN=NILE takes nodes of chain ${NILE_IDENTITY}`,
+    );
+  }, 60_000);
+
+  test("a second upstream of another chain is taken out of rotation, never used", async () => {
+    const nile = await standIn();
+    const mainnet = await standIn({ network: "TRON" });
+    const svc = await service([nile.url, mainnet.url], { UPSTREAM_COOLDOWN_MS: "60000" });
+    const health = (await (await fetch(`${svc.url}/health`)).json()) as any;
+    expect(health.chain).toBe("NILE");
+    expect(health.upstream.upstreams.map((u: any) => [u.name, u.state])).toEqual([
+      ["upstream-1", "closed"],
+      ["upstream-2", "open"],
+    ]);
+    // The first fails: the call has nowhere else to go (the mainnet node is never asked).
+    nile.fail = (call) =>
+      call.path === "/wallet/getblockbynum" ? new Response("Bad Gateway", { status: 502 }) : undefined;
+    const failed = await wallet(svc, "/wallet/getblockbynum", { num: 3 });
+    expect(failed.status).toBe(502);
+    expect(failed.json.detail).toBe(`no upstream could answer: upstream ${nile.url}/… answered HTTP 502`);
+    nile.fail = undefined;
+    const answer = await wallet(svc, "/wallet/getblockbynum", { num: 4 });
+    expect(answer.json.blockID).toBe(nile.chain.block(4)!.blockID);
+    // The mainnet node was asked its identity only: eth_chainId and block 0, never a caller's read.
+    const asked = new Set(
+      mainnet.calls.map((c) => (c.face === "jsonrpc" ? (c.body as any).method : `${c.path} ${JSON.stringify(c.body)}`)),
+    );
+    expect([...asked].sort()).toEqual(["/wallet/getblockbynum {\"num\":0}", "eth_chainId"]);
+  }, 60_000);
+
+  test("without UPSTREAM_URLS, CHAIN=TRON stops: a node or a provider is needed", async () => {
+    const error = await startFailure([], { CHAIN: "TRON" });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      'CHAIN=TRON and CHAIN=NILE need a java-tron node or a provider: set UPSTREAM_URLS (e.g. https://nile.trongrid.io, or http://10.0.0.1:8090#solidity=8091&jsonrpc=8545 for a bare node; README, "In front of a TRON node")',
+    );
+  }, 60_000);
+
+  test("CHAIN unset in front of java-tron: the EVM family refuses it, naming CHAIN=NILE", async () => {
+    const nile = await standIn();
+    // java-tron's JSON-RPC as an EVM node's URL (its WebSocket, which java-tron lacks, off)
+    const error = await startFailure([`${nile.url}/jsonrpc`], { UPSTREAM_WS_URLS: "off" });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      "upstream-1 serves chain 0xcd8690dc: chain id 3448148188 is NILE's, served by the TRON family: set CHAIN=NILE",
+    );
+  }, 60_000);
+});
