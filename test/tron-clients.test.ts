@@ -15,9 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TronWeb } from "tronweb";
 import { ConfigError, loadConfig } from "../src/config";
+import { post, startTestService, type TestService } from "./support/service";
 import { hexToBase58 } from "./support/tron/codec";
 import { GENESIS_BLOCK_ID, renderTransaction } from "./support/tron/scenario";
-import { post, startTestService, type TestService } from "./support/service";
 import { SCENARIO_KEYS, startTronNode, TRC20, type TronNode, type TronNodeOptions } from "./support/tronNode";
 import { until } from "./support/until";
 
@@ -72,8 +72,13 @@ const wallet = (svc: TestService, path: string, body: unknown = {}, headers = { 
 
 /** A JSON-RPC call through the service; its whole answer. */
 async function rpc(svc: TestService, method: string, params: unknown[] = []) {
-  return (await post(`${svc.url}/node/jsonrpc`, { jsonrpc: "2.0", id: 1, method, params }, { headers: { "x-api-key": KEY } }))
-    .json;
+  return (
+    await post(
+      `${svc.url}/node/jsonrpc`,
+      { jsonrpc: "2.0", id: 1, method, params },
+      { headers: { "x-api-key": KEY } },
+    )
+  ).json;
 }
 
 /** The node's own answer, asked straight (its call recorded as any other). */
@@ -179,7 +184,9 @@ describe("tronweb through the service", () => {
     expect(refused.response?.status).toBe(401);
     expect(refused.response?.data).toEqual({ detail: "invalid API key" });
     // the follower's polls aside (its JSON-RPC and the solidified block), nothing reached the node
-    expect(node.calls.filter((c) => c.face !== "jsonrpc" && c.path !== "/walletsolidity/getnowblock")).toEqual([]);
+    expect(
+      node.calls.filter((c) => c.face !== "jsonrpc" && c.path !== "/walletsolidity/getnowblock"),
+    ).toEqual([]);
 
     const expected = await direct(node.url, "/wallet/getaccount", body);
     node.calls.length = 0;
@@ -202,15 +209,16 @@ describe("failover between two stand-ins of one chain", () => {
     for (const n of [0, 2, head]) expect(second.chain.block(n)!.blockID).toBe(first.chain.block(n)!.blockID);
     const svc = await service([first.url, second.url], { UPSTREAM_COOLDOWN_MS: "60000" });
     const expected = new Map<number, unknown>();
-    for (const num of [3, 4, 6]) expected.set(num, await direct(second.url, "/wallet/getblockbynum", { num }));
+    for (const num of [3, 4, 6])
+      expected.set(num, await direct(second.url, "/wallet/getblockbynum", { num }));
     first.calls.length = 0;
     second.calls.length = 0;
 
     const before = await wallet(svc, "/wallet/getblockbynum", { num: 3 });
     expect(before.json).toEqual(expected.get(3));
-    expect([callsTo(first, "/wallet/getblockbynum", 3), callsTo(second, "/wallet/getblockbynum", 3)]).toEqual([
-      1, 0,
-    ]);
+    expect([callsTo(first, "/wallet/getblockbynum", 3), callsTo(second, "/wallet/getblockbynum", 3)]).toEqual(
+      [1, 0],
+    );
 
     await first.stop();
     for (const num of [4, 6]) {
@@ -225,9 +233,9 @@ describe("failover between two stand-ins of one chain", () => {
     const info = await wallet(svc, "/wallet/gettransactioninfobyid", { value: trc20 });
     expect(info.json).toEqual(await direct(second.url, "/wallet/gettransactioninfobyid", { value: trc20 }));
     // the first's calls: the one read before it stopped, and nothing since (it is down)
-    expect(first.calls.filter((c) => c.face !== "jsonrpc" && c.path !== "/walletsolidity/getnowblock")).toEqual([
-      { face: "full", path: "/wallet/getblockbynum", body: { num: 3 } },
-    ]);
+    expect(
+      first.calls.filter((c) => c.face !== "jsonrpc" && c.path !== "/walletsolidity/getnowblock"),
+    ).toEqual([{ face: "full", path: "/wallet/getblockbynum", body: { num: 3 } }]);
     const health = (await (await fetch(`${svc.url}/health`)).json()) as any;
     expect(health.upstream.upstreams.map((u: any) => [u.name, u.state])).toEqual([
       ["upstream-1", "open"],
@@ -301,8 +309,10 @@ describe("a provider's key and URL credentials are never shown", () => {
     const lines: string[] = [];
     const keyedUrl = `${keyed.url}#key=${PROVIDER_KEY}`;
     const basicUrl = `http://${BASIC_USER}:${BASIC_PASSWORD}@${front.url.slice("http://".length)}`;
-    const svc = await service([keyedUrl, basicUrl], { LOG_LEVEL: "debug", UPSTREAM_COOLDOWN_MS: "60000" }, (line) =>
-      lines.push(line),
+    const svc = await service(
+      [keyedUrl, basicUrl],
+      { LOG_LEVEL: "debug", UPSTREAM_COOLDOWN_MS: "60000" },
+      (line) => lines.push(line),
     );
     const shown: string[] = [];
     const read = async (path: string, body: unknown = {}) => {
@@ -369,7 +379,10 @@ describe("a provider's key and URL credentials are never shown", () => {
     shown.push(configError);
 
     // the log tells of both failing upstreams, by host and port
-    for (const told of [`upstream ${keyed.url}/… answered HTTP 500`, `upstream ${front.url}/… answered HTTP 503`])
+    for (const told of [
+      `upstream ${keyed.url}/… answered HTTP 500`,
+      `upstream ${front.url}/… answered HTTP 503`,
+    ])
       expect(lines.some((l) => l.includes(told))).toBe(true);
     for (const secret of [PROVIDER_KEY, BASIC_USER, BASIC_PASSWORD]) {
       for (const text of [...shown, ...lines]) expect(text).not.toContain(secret);
@@ -411,9 +424,11 @@ describe("identity: the chain of every upstream", () => {
     expect(answer.json.blockID).toBe(nile.chain.block(4)!.blockID);
     // The mainnet node was asked its identity only: eth_chainId and block 0, never a caller's read.
     const asked = new Set(
-      mainnet.calls.map((c) => (c.face === "jsonrpc" ? (c.body as any).method : `${c.path} ${JSON.stringify(c.body)}`)),
+      mainnet.calls.map((c) =>
+        c.face === "jsonrpc" ? (c.body as any).method : `${c.path} ${JSON.stringify(c.body)}`,
+      ),
     );
-    expect([...asked].sort()).toEqual(["/wallet/getblockbynum {\"num\":0}", "eth_chainId"]);
+    expect([...asked].sort()).toEqual(['/wallet/getblockbynum {"num":0}', "eth_chainId"]);
   }, 60_000);
 
   test("without UPSTREAM_URLS, CHAIN=TRON stops: a node or a provider is needed", async () => {
@@ -432,5 +447,73 @@ describe("identity: the chain of every upstream", () => {
     expect(error.message).toBe(
       "upstream-1 serves chain 0xcd8690dc: chain id 3448148188 is NILE's, served by the TRON family: set CHAIN=NILE",
     );
+  }, 60_000);
+});
+
+describe("a bare node's three ports in one URL", () => {
+  test("#solidity=<port>&jsonrpc=<port>: a block through each face, each call on its own port", async () => {
+    const node = await standIn({ faces: "three" });
+    const port = (url: string) => new URL(url).port;
+    const url = `${node.urls.full}#solidity=${port(node.urls.solidity)}&jsonrpc=${port(node.urls.jsonrpc)}`;
+    expect(new Set([port(node.urls.full), port(node.urls.solidity), port(node.urls.jsonrpc)]).size).toBe(3);
+    const svc = await service([url]);
+    const solidified = node.chain.solidifiedNumber();
+    const expected = {
+      full: await direct(node.urls.full, "/wallet/getblockbynum", { num: 3 }),
+      solidity: await direct(node.urls.solidity, "/walletsolidity/getblockbynum", { num: 3 }),
+      solidityHead: await direct(node.urls.solidity, "/walletsolidity/getnowblock"),
+    };
+    expect(expected.solidityHead.block_header.raw_data.number).toBe(solidified);
+    node.calls.length = 0;
+
+    const full = await wallet(svc, "/wallet/getblockbynum", { num: 3 });
+    expect(full.json).toEqual(expected.full);
+    const solidity = await wallet(svc, "/walletsolidity/getblockbynum", { num: 3 });
+    expect(solidity.json).toEqual(expected.solidity);
+    const solidHead = await wallet(svc, "/walletsolidity/getnowblock");
+    expect(solidHead.json).toEqual(expected.solidityHead);
+    const byRpc = await rpc(svc, "eth_getBlockByNumber", ["0x3", false]);
+    expect(byRpc.result.hash).toBe(`0x${expected.full.blockID}`);
+    expect(byRpc.result.number).toBe("0x3");
+    // A face's server answers its own paths only (404 for the others): each call landed on its port.
+    const seen = (path: string) => node.calls.filter((c) => c.path === path).map((c) => c.face);
+    expect(seen("/wallet/getblockbynum")).toEqual(["full"]);
+    expect(seen("/walletsolidity/getblockbynum")).toEqual(["solidity"]);
+    expect(new Set(seen("/walletsolidity/getnowblock"))).toEqual(new Set(["solidity"]));
+    const rpcCalls = node.calls.filter((c) => c.face === "jsonrpc").map((c) => c.body);
+    expect(rpcCalls).toContainEqual({
+      jsonrpc: "2.0",
+      id: expect.any(Number),
+      method: "eth_getBlockByNumber",
+      params: ["0x3", false],
+    });
+  }, 60_000);
+});
+
+describe("the head", () => {
+  test("eth_blockNumber names a new block within 2 s (median of 5, HEAD_POLL_MS unset: 1 s)", async () => {
+    const node = await standIn();
+    const svc = await service([node.url]);
+    const BLOCKS = 5;
+    const SPACING_MS = 1_500;
+    const delays: number[] = [];
+    for (let i = 0; i < BLOCKS; i++) {
+      const started = performance.now();
+      const [block] = node.mine();
+      const number = `0x${block!.block_header.raw_data.number.toString(16)}`;
+      await until(
+        `block ${number} named by eth_blockNumber`,
+        async () => ((await rpc(svc, "eth_blockNumber")).result === number ? true : undefined),
+        5_000,
+      );
+      delays.push(performance.now() - started);
+      const left = SPACING_MS - (performance.now() - started);
+      if (left > 0) await Bun.sleep(left);
+    }
+    const median = [...delays].sort((a, b) => a - b)[Math.floor(BLOCKS / 2)]!;
+    expect(median).toBeLessThan(2_000);
+    // and the service's /wallet/getnowblock is that block
+    const now = await wallet(svc, "/wallet/getnowblock");
+    expect(now.json.blockID).toBe(node.chain.block(node.chain.headNumber())!.blockID);
   }, 60_000);
 });
