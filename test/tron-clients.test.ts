@@ -67,8 +67,12 @@ async function startFailure(upstreamUrls: string[], env: Record<string, string>)
 }
 
 /** A path of java-tron's HTTP API through the service, with the service's key. */
-const wallet = (svc: TestService, path: string, body: unknown = {}, headers = { "x-api-key": KEY }) =>
-  post(`${svc.url}${path}`, body, { headers });
+const wallet = (
+  svc: TestService,
+  path: string,
+  body: unknown = {},
+  headers: Record<string, string> = { "x-api-key": KEY },
+) => post(`${svc.url}${path}`, body, { headers });
 
 /** A JSON-RPC call through the service; its whole answer. */
 async function rpc(svc: TestService, method: string, params: unknown[] = []) {
@@ -111,7 +115,7 @@ describe("tronweb through the service", () => {
     const current = await tronWeb.trx.getCurrentBlock();
     expect(current.blockID).toBe(node.chain.block(head)!.blockID);
     expect(`0x${current.blockID}`).toBe(health.head.hash);
-    expect(current).toEqual((await direct(node.url, "/wallet/getnowblock")) as any);
+    expect(current).toEqual(await direct(node.url, "/wallet/getnowblock"));
 
     const two = await tronWeb.trx.getBlockByNumber(2);
     expect(two.transactions?.map((t) => t.txID)).toEqual([
@@ -170,10 +174,10 @@ describe("tronweb through the service", () => {
     const svc = await service([node.url]);
     node.calls.length = 0;
     const body = { address: SCENARIO_KEYS.alice.hex };
-    const wrong = await wallet(svc, "/wallet/getaccount", body, { "TRON-PRO-API-KEY": "not-a-key" } as any);
+    const wrong = await wallet(svc, "/wallet/getaccount", body, { "TRON-PRO-API-KEY": "not-a-key" });
     expect(wrong.status).toBe(401);
     expect(wrong.json).toEqual({ detail: "invalid API key" });
-    const none = await wallet(svc, "/wallet/getaccount", body, {} as any);
+    const none = await wallet(svc, "/wallet/getaccount", body, {});
     expect(none.status).toBe(401);
     expect(none.json).toEqual({
       detail: "missing API key: pass it as the api_key query parameter or the x-api-key header",
@@ -194,7 +198,7 @@ describe("tronweb through the service", () => {
     expect(byHeader.status).toBe(200);
     expect(byHeader.json).toEqual(expected);
     expect(callsTo(node, "/wallet/getaccount")).toBe(1);
-    const byTronGrid = await wallet(svc, "/wallet/getaccount", body, { "TRON-PRO-API-KEY": KEY } as any);
+    const byTronGrid = await wallet(svc, "/wallet/getaccount", body, { "TRON-PRO-API-KEY": KEY });
     expect(byTronGrid.json).toEqual(expected);
   }, 60_000);
 });
