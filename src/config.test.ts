@@ -153,6 +153,11 @@ test("a bad value names the variable and what it expected", () => {
       { UPSTREAM_URLS: "ftp://x" },
       'UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "ftp://x"',
     ],
+    [
+      // credentials and a provider's key (a TRON upstream's #key=) are never echoed
+      { UPSTREAM_URLS: "http://u:p@a:8090#key=K1&solidity=8091,https://b#key=K2,ftp://x" },
+      'UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "http://…@a:8090#…,https://b#…,ftp://x"',
+    ],
     [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL: expected a postgres:// or postgresql:// URL"],
     [
       { CHAIN: "DOGECOIN" },

@@ -458,6 +458,8 @@ export interface Rate {
 
 /** The `user:pass@` of URLs in a list. */
 const URL_USERINFO = /\/\/[^/@,\s]*@/g;
+/** The `#...` of URLs in a list: a TRON upstream's provider key rides there (families/tron/endpoints.ts). */
+const URL_FRAGMENT = /#[^,\s]*/g;
 
 function read<K extends ConfigVariable>(env: Record<string, string | undefined>, name: K) {
   const spec = VARS[name] as VarSpec<TSchema>;
@@ -473,8 +475,10 @@ function read<K extends ConfigVariable>(env: Record<string, string | undefined>,
       name === "REDIS_URL" ||
       name === "REDIS_SECRET" ||
       name === "RATE_LIMITS";
-    // Node URLs may carry credentials (http://user:pass@host): shown without them.
-    const shown = secret ? "" : `, got ${JSON.stringify(raw.replace(URL_USERINFO, "//…@"))}`;
+    // Node URLs may carry credentials (http://user:pass@host, a provider's #key=): shown without them.
+    const shown = secret
+      ? ""
+      : `, got ${JSON.stringify(raw.replace(URL_USERINFO, "//…@").replace(URL_FRAGMENT, "#…"))}`;
     throw new ConfigError(`${name}: expected ${spec.expected}${shown}`);
   }
   return value as Static<(typeof VARS)[K]["schema"]>;
