@@ -60,8 +60,8 @@ const BLOCKS = indexTable<DecodedTronBlock>(
     return [
       [
         n,
-        b.hash,
-        b.parentHash,
+        b.hash.slice(2),
+        b.parentHash.slice(2),
         text(seconds),
         text(b.timestampMs),
         utcDay(seconds),
@@ -281,7 +281,10 @@ export function createTronIndexWriter(sql: Sql): IndexWriter<DecodedTronBlock> {
   return {
     state: () => indexerState(sql),
     start: (firstBlock) => startIndexerState(sql, firstBlock),
-    hashOf: (number) => storedHash(sql, number),
+    async hashOf(number) {
+      const hash = await storedHash(sql, number);
+      return hash === undefined ? undefined : `0x${hash}`;
+    },
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
