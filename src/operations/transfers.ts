@@ -26,8 +26,11 @@ const KIND = new Map<string, TransferKind>([
   ["trx", TransferKind.trx],
   ["erc20transfer", TransferKind.erc20],
   ["erc721transfer", TransferKind.erc721],
+  ["trc10", TransferKind.trc10],
 ]);
-const TYPE_NAME = ["trx", "erc20transfer", "erc721transfer"] as const;
+const TYPE_NAME = ["trx", "erc20transfer", "erc721transfer", "trc10"] as const;
+/** The interface's types, and a family's own (the TRON family's trc10): a family's shape offers those it holds. */
+const EVERY_TYPE_NAME = [...TRANSFER_TYPES, "trc10"] as const;
 /** The EVM's rows: every type, the interface's Transfer. */
 const EVERY_TYPE: TransferShape = {
   kinds: [TransferKind.trx, TransferKind.erc20, TransferKind.erc721],
@@ -70,7 +73,7 @@ export function createTransferOperations(options: {
   const what = tokens ? "native and token transfers" : `${chain.nativeSymbol} transfers`;
   // What the index does not hold is refused by the bodies' schemas, naming the chain, not answered `[]`.
   const bodies = transferBodies(
-    TRANSFER_TYPES.filter((t) => shape.kinds.includes(KIND.get(t)!)),
+    EVERY_TYPE_NAME.filter((t) => shape.kinds.includes(KIND.get(t)!)),
     chain.blockchain,
     // A cursor's logIndex is what the family's rows answer: null where a row has none.
     Value.Check((shape.schema as TObject).properties.logIndex ?? T.Never(), null),
@@ -112,7 +115,12 @@ export function createTransferOperations(options: {
 
   function toJson(r: TransferRecord): string {
     const native = r.kind === TransferKind.trx;
-    const decimals = native ? chain.nativeDecimals : r.kind === TransferKind.erc20 ? r.decimals : null;
+    // A TRC-10 row's decimals are its asset's precision, as a TRC-20's are its token's.
+    const decimals = native
+      ? chain.nativeDecimals
+      : r.kind === TransferKind.erc20 || r.kind === TransferKind.trc10
+        ? r.decimals
+        : null;
     const fromAddresses = r.fromAddresses === undefined ? "" : `,"fromAddresses":${str(r.fromAddresses)}`;
     // Built as text: value and fee are numeric digits from the database, spliced in exactly.
     return `{"blockNumber":${r.blockNumber},"blockTimestamp":"${rfc3339(BigInt(r.timestamp))}","transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"logIndex":${r.logIndex < 0 ? "null" : r.logIndex},"contractAddress":${r.contract === null ? "null" : `"${r.contract}"`},"transferType":"${TYPE_NAME[r.kind]}","from":"${r.from}"${fromAddresses},"to":${r.to === null ? "null" : `"${r.to}"`},"value":${r.value},"fee":${r.fee},"transactionError":${r.error},"asset":${native ? nativeAsset : r.symbol === null ? "null" : str(r.symbol)},"decimals":${decimals ?? "null"}}`;

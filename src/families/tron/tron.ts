@@ -4,8 +4,8 @@
  * its nodes (endpoints.ts), the head polled and finality from the solidified block (nodeProtocol.ts), its
  * JSON-RPC from the EVM family's rows (methods.ts), its HTTP API at the node's own paths (httpApi.ts), and
  * the WebSocket java-tron lacks, from the followed head (logs: the EVM family's kind; no pending
- * transactions). No index yet: no data operations, watch filters nor streams (compose/unserved.ts refuses
- * them, and their subscriptions, naming the chain).
+ * transactions), and its index (tronIndex.ts; sql/tron/) with the shared data operations over it: transfers
+ * (transferQueries.ts, transferShape.ts), daily figures (dayStats.ts), blocks by time.
  */
 import { ConfigError } from "../../config";
 import { logsSubscription } from "../evm/logsSubscription";
@@ -13,9 +13,13 @@ import type { ChainFamily } from "../family";
 import { tronAddresses } from "./addresses";
 import { tronBlockRefs } from "./blockRef";
 import { describeTronChain, TRON_CHAINS } from "./chains";
+import { tronDayStats } from "./dayStats";
 import { tronNodePaths } from "./httpApi";
 import { tronMethods, tronOperations, tronRefusal, tronSubscriptionRefusal } from "./methods";
 import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtocol";
+import { createTronTransferQueries } from "./transferQueries";
+import { tronTransferShape } from "./transferShape";
+import { tronIndex } from "./tronIndex";
 
 export const tron: ChainFamily = {
   name: "tron",
@@ -37,6 +41,10 @@ export const tron: ChainFamily = {
   operations: tronOperations,
   nodePaths: ({ engine }) => tronNodePaths(engine),
   addresses: tronAddresses,
+  index: tronIndex,
+  createTransferQueries: createTronTransferQueries,
+  transferShape: tronTransferShape,
+  dayStats: tronDayStats,
   subscriptions: [logsSubscription],
   summary:
     "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, and newHeads and logs subscriptions over WebSocket, which java-tron lacks.",
