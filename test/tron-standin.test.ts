@@ -23,19 +23,35 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { TronWeb } from "tronweb";
-import { bytesToHex, hexToBase58, rawFromJson, txIdOf } from "./support/tron/codec";
+import { bytesToHex, hexToBase58, rawFromJson, toHexAddress, txIdOf } from "./support/tron/codec";
+import { PART2_DAYS } from "./support/tron/part2";
 import { encodeTransaction } from "./support/tron/protobuf";
 import {
   GENESIS_BLOCK_ID,
+  GENESIS_TRC10,
+  GENESIS_TRC20,
+  GENESIS_TRX,
   renderTransaction,
   SCENARIO_KEYS,
   signTransaction,
   TRC10,
   TRC20,
+  TRC721,
   type TronBlockJson,
   type TronTransactionInfoJson,
 } from "./support/tron/scenario";
+import {
+  approvals,
+  balances,
+  dailyFigures,
+  internalTrc10,
+  type TransferRow,
+  transfers,
+  transfersByBlock,
+} from "./support/tron/truth";
 import { startTronNode, type TronNode } from "./support/tronNode";
+
+const toHex41 = (address: string) => toHexAddress(address)!;
 
 const FIXTURES = `${import.meta.dir}/fixtures/tron`;
 const recorded = (file: string): any => JSON.parse(readFileSync(`${FIXTURES}/${file}`, "utf8"));
@@ -580,5 +596,432 @@ describe("tronweb against the stand-in", () => {
       "/wallet/gettransactionbyid",
       "/wallet/getaccount",
     ]);
+  });
+});
+
+// ---- part 2: the richer scenario, its reorg, and the ground truth computed from it ----
+
+describe("part 2's scenario answers as the recordings", () => {
+  let p2: TronNode;
+  const txs = () => p2.part2!.txs;
+  const post2 = async (path: string, body: unknown = {}) => {
+    const res = await fetch(p2.url + path, { method: "POST", body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return (await res.json()) as any;
+  };
+  const info = (tx: { txID: string }) => post2("/wallet/gettransactioninfobyid", { value: tx.txID });
+  const rpc = async (method: string, params: unknown[]) =>
+    (
+      (await (
+        await fetch(`${p2.url}/jsonrpc`, {
+          method: "POST",
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        })
+      ).json()) as any
+    ).result;
+  const privnetInternal = () => recorded("privnet/gettransactioninfobyid-internal.json");
+  const privnetLog = () => recorded("privnet/gettransactioninfobyid-log.json");
+
+  beforeAll(async () => {
+    p2 = await startTronNode({ scenario: "part2" });
+  });
+  afterAll(() => p2.stop());
+
+  test("the recorded creation's raw_data_hex and txID come out of the protobuf encoding byte for byte", () => {
+    const deploy = recorded("nile/deploycontract.json");
+    const { rawBytes, txID } = txIdOf(rawFromJson(deploy.raw_data, false));
+    expect(bytesToHex(rawBytes)).toBe(deploy.raw_data_hex);
+    expect(txID).toBe(deploy.txID);
+    for (const f of [
+      "privnet/gettransactioninfobyid-internal.json",
+      "privnet/gettransactioninfobyid-log.json",
+    ])
+      asInfo(recorded(f));
+  });
+
+  test("blocks over three UTC days; part 1's transactions in blocks 1 and 2", async () => {
+    const days = [1, 2, 3, 4, 5, 6].map((n) =>
+      new Date(p2.chain.block(n)!.block_header.raw_data.timestamp).toISOString().slice(0, 10),
+    );
+    expect(days).toEqual([...Array(3).fill(PART2_DAYS[0]), PART2_DAYS[1], PART2_DAYS[1], PART2_DAYS[2]]);
+    for (let n = 1; n <= 6; n++) {
+      const block = await post2("/wallet/getblock", { id_or_num: String(n), detail: true });
+      expect(compareForm(block, recorded("nile/getblockbynum.json"), { exact: true })).toEqual([]);
+      for (const i of await post2("/wallet/gettransactioninfobyblocknum", { num: n })) asInfo(i);
+    }
+    const one = await post2("/wallet/getblockbynum", { num: 1 });
+    expect(one.transactions.map((t: any) => t.txID)).toContain(p2.scenario.trx.txID);
+  });
+
+  test("a contract creation: CreateSmartContract with its contract_address, the info's contract_address", async () => {
+    const { deploy } = txs();
+    const tx = await post2("/wallet/gettransactionbyid", { value: deploy.txID });
+    const { ret, signature, ...printed } = tx;
+    const { visible: _visible, ...recordedTx } = recorded("nile/deploycontract.json");
+    // the recording is a builder's answer (fee_limit before expiration); a stored transaction's raw_data is
+    // held to gettransactionbyid.json's, its contract to the creation's
+    expect(compareForm(printed, { ...recordedTx, raw_data: {} }, { exact: true })).toEqual([]);
+    const stored = recorded("nile/gettransactionbyid.json").raw_data;
+    expect(compareForm(printed.raw_data, { ...stored, contract: [] }, { exact: true })).toEqual([]);
+    expect(compareForm(printed.raw_data.contract, recordedTx.raw_data.contract, { exact: true })).toEqual([]);
+    expect(ret).toEqual([{ contractRet: "SUCCESS" }]);
+    expect(signature).toHaveLength(1);
+    expect(tx.contract_address).toBe(p2.part2!.payoutContract);
+    const created = await info(deploy);
+    expect(created.contract_address).toBe(p2.part2!.payoutContract);
+    expect(
+      compareForm(created, privnetInternal(), { exact: true, optional: ["internal_transactions"] }),
+    ).toEqual([]);
+    expect(created.internal_transactions).toBeUndefined();
+    const receipt = await rpc("eth_getTransactionReceipt", [`0x${deploy.txID}`]);
+    expect(receipt.contractAddress).toBe(`0x${p2.part2!.payoutContract.slice(2)}`);
+  });
+
+  test("TRX sent with a call (call_value) and internal transfers in java-tron's form, one rejected", async () => {
+    const { payout } = txs();
+    const { alice, bob, carol, dave } = SCENARIO_KEYS;
+    const tx = await post2("/wallet/gettransactionbyid", { value: payout.txID });
+    const value = tx.raw_data.contract[0].parameter.value;
+    expect(value.call_value).toBe(10_000_000);
+    // call_value's place is java-tron's (fastjson's HashMap order: data, owner_address, contract_address,
+    // call_value); no recording of a call with value was found, so the member is checked apart
+    const { call_value: _cv, ...withoutValue } = value;
+    expect(
+      compareForm(
+        withoutValue,
+        recorded("nile/gettransactionbyid.json").raw_data.contract[0].parameter.value,
+        {
+          exact: true,
+        },
+      ),
+    ).toEqual([]);
+    const got = await info(payout);
+    const rec = privnetInternal();
+    // `rejected` (left out when false) and a TRC-10 `tokenId` are not in the recording: checked apart below
+    const plain = {
+      ...got,
+      internal_transactions: got.internal_transactions.map(({ rejected: _r, ...i }: any) => ({
+        ...i,
+        callValueInfo: i.callValueInfo.map(({ callValue }: any) => ({ callValue })),
+      })),
+    };
+    expect(compareForm(plain, rec, { exact: true })).toEqual([]);
+    const contract = p2.part2!.payoutContract;
+    expect(
+      got.internal_transactions.map((i: any) => [
+        i.caller_address,
+        i.transferTo_address,
+        i.callValueInfo,
+        i.note,
+        i.rejected,
+      ]),
+    ).toEqual([
+      [contract, carol.hex, [{ callValue: 3_000_000 }], "63616c6c", undefined],
+      [contract, dave.hex, [{ callValue: 2_000_000 }], "63616c6c", undefined],
+      [contract, bob.hex, [{ callValue: 6_000_000 }], "63616c6c", true],
+      [contract, dave.hex, [{ callValue: 5_000_000, tokenId: TRC10.id }], "63616c6c", undefined],
+    ]);
+    expect(new Set(got.internal_transactions.map((i: any) => i.hash)).size).toBe(4);
+    // the contract kept 10 − 3 − 2 TRX and 100 − 5 STT
+    const account = await post2("/wallet/getaccount", { address: contract });
+    expect([account.balance, account.assetV2]).toEqual([5_000_000, [{ key: TRC10.id, value: 95_000_000 }]]);
+    expect(await post2("/wallet/getaccount", { address: SCENARIO_KEYS.erin.hex })).toEqual({});
+    const failed = await info(txs().failedCall);
+    expect([failed.result, failed.receipt.result, failed.internal_transactions]).toEqual([
+      "FAILED",
+      "REVERT",
+      undefined,
+    ]);
+    const { result: _r, resMessage, ...failedRest } = failed;
+    expect(resMessage).toBe((await info(txs().reverted)).resMessage);
+    expect(compareForm(failedRest, rec, { exact: true, optional: ["internal_transactions"] })).toEqual([]);
+    expect(alice.hex).toBe(bytesToHex(payout.raw.contract.value.owner_address));
+  });
+
+  test("TRC-20 approve (Approval) and transferFrom (Transfer, the allowance reduced), TRC-721 Transfer", async () => {
+    const { alice, carol, dave } = SCENARIO_KEYS;
+    const w = (hex41: string) => `000000000000000000000000${hex41.slice(2)}`;
+    const approve = await info(txs().approve);
+    expect(compareForm(approve, privnetLog(), { exact: true })).toEqual([]);
+    expect(approve.log).toEqual([
+      {
+        address: TRC20.address.slice(2),
+        topics: [
+          "8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925",
+          w(alice.hex),
+          w(carol.hex),
+        ],
+        data: (50_000_000).toString(16).padStart(64, "0"),
+      },
+    ]);
+    const from = await info(txs().transferFrom);
+    expect(compareForm(from, privnetLog(), { exact: true })).toEqual([]);
+    expect(from.log[0].topics.slice(1)).toEqual([w(alice.hex), w(dave.hex)]);
+    expect(from.log[0].data).toBe((30_000_000).toString(16).padStart(64, "0"));
+    const allowance = await post2("/wallet/triggerconstantcontract", {
+      owner_address: alice.hex,
+      contract_address: TRC20.address,
+      data: `dd62ed3e${w(alice.hex)}${w(carol.hex)}`,
+    });
+    expect(allowance.constant_result).toEqual([(20_000_000).toString(16).padStart(64, "0")]);
+
+    const nft = await info(txs().trc721);
+    // a TRC-721 Transfer has no data (java-tron leaves empty bytes out); transferFrom returns nothing, written
+    // [""] as the recorded call without a result (privnet/gettransactioninfobyid-internal.json)
+    const nftForm = { ...privnetLog(), contractResult: privnetInternal().contractResult };
+    expect(compareForm(nft, nftForm, { exact: true, optional: ["data"] })).toEqual([]);
+    expect(nft.log).toEqual([
+      {
+        address: TRC721.address.slice(2),
+        topics: [
+          "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+          w(SCENARIO_KEYS.issuer.hex),
+          w(alice.hex),
+          "0000000000000000000000000000000000000000000000000000000000000003",
+        ],
+      },
+    ]);
+    const owner = await post2("/wallet/triggerconstantcontract", {
+      contract_address: TRC721.address,
+      data: `6352211e${"0".repeat(63)}3`,
+    });
+    expect(owner.constant_result).toEqual([w(alice.hex)]);
+    const logs = await rpc("eth_getLogs", [{ fromBlock: "0x1", toBlock: "0x6" }]);
+    // block 2: the USDT transfer, the Approval; block 3: transferFrom; block 6: the TRC-721 and USDT transfers
+    expect(logs.map((l: any) => l.topics.length)).toEqual([3, 3, 3, 4, 3]);
+  });
+
+  test("the reorg above the solidified block drops the tip's transfer from every face and adds another", async () => {
+    const tip = txs().tip;
+    const part2 = p2.part2!;
+    expect(part2.tipBlock).toBeGreaterThan(p2.chain.solidifiedNumber());
+    const before = await post2("/wallet/gettransactionbyid", { value: tip.txID });
+    expect(before.txID).toBe(tip.txID);
+    expect(await post2("/walletsolidity/gettransactionbyid", { value: tip.txID })).toEqual({});
+    expect((await rpc("eth_getTransactionByHash", [`0x${tip.txID}`])).hash).toBe(`0x${tip.txID}`);
+    const head = p2.chain.headNumber();
+    const oldTipId = p2.chain.block(part2.tipBlock)!.blockID;
+    const truthBefore = transfers(p2.chain).filter((r) => r.to === SCENARIO_KEYS.dave.base58);
+
+    const { dropped, added } = part2.reorg();
+    expect(dropped).toEqual([tip.txID]);
+    expect(added).toEqual([part2.replacement!.txID]);
+    expect(p2.chain.headNumber()).toBe(head + 1);
+    for (const path of ["/wallet/gettransactionbyid", "/wallet/gettransactioninfobyid"])
+      expect(await post2(path, { value: tip.txID })).toEqual({});
+    expect(await post2("/walletsolidity/gettransactionbyid", { value: tip.txID })).toEqual({});
+    expect(await rpc("eth_getTransactionByHash", [`0x${tip.txID}`])).toBeNull();
+    expect(await rpc("eth_getTransactionReceipt", [`0x${tip.txID}`])).toBeNull();
+    const newTip = await post2("/wallet/getblock", { id_or_num: String(part2.tipBlock), detail: true });
+    expect(newTip.blockID).not.toBe(oldTipId);
+    expect(newTip.transactions.map((t: any) => t.txID)).toEqual(added);
+    expect(await post2("/wallet/getblockbyid", { value: oldTipId })).toEqual({});
+    const replaced = await post2("/wallet/gettransactioninfobyid", { value: added[0] });
+    expect(replaced.log[0].topics[2]).toBe(`000000000000000000000000${SCENARIO_KEYS.dave.hex.slice(2)}`);
+    const newLogs = await rpc("eth_getLogs", [
+      { fromBlock: `0x${part2.tipBlock.toString(16)}`, toBlock: "latest" },
+    ]);
+    expect(newLogs.map((l: any) => l.transactionHash)).toEqual([`0x${added[0]}`]);
+
+    // the truth follows: the 4 TRX gone, the 2 USDT there
+    const truthAfter = transfers(p2.chain).filter((r) => r.to === SCENARIO_KEYS.dave.base58);
+    const key = (r: TransferRow) => `${r.transferType}:${r.value}:${r.blockNumber}`;
+    expect(truthBefore.map(key).filter((k) => !truthAfter.map(key).includes(k))).toEqual([
+      `trx:4000000:${part2.tipBlock}`,
+    ]);
+    expect(truthAfter.map(key).filter((k) => !truthBefore.map(key).includes(k))).toEqual([
+      `erc20transfer:2000000:${part2.tipBlock}`,
+    ]);
+    expect(() => part2.reorg()).toThrow("ran already");
+  });
+});
+
+describe("part 2's ground truth (test/support/tron/truth.ts) against the scenario", () => {
+  let p2: TronNode;
+  const post2 = async (path: string, body: unknown = {}) =>
+    (await (await fetch(p2.url + path, { method: "POST", body: JSON.stringify(body) })).json()) as any;
+  beforeAll(async () => {
+    p2 = await startTronNode({ scenario: "part2", solidifyDepth: 5, emptyBlocks: 8 });
+  });
+  afterAll(() => p2.stop());
+
+  test("balances: getaccount's TRX and TRC-10, triggerconstantcontract's balanceOf equal the truth's", async () => {
+    const truth = balances(p2.chain);
+    const { alice, bob, carol, dave, issuer, erin } = SCENARIO_KEYS;
+    const payout = hexToBase58(p2.part2!.payoutContract);
+    expect([...truth.keys()].sort()).toEqual(
+      [alice, bob, carol, dave, issuer]
+        .map((k) => k.base58)
+        .concat(payout)
+        .sort(),
+    );
+    expect(truth.has(erin.base58)).toBe(false);
+    for (const [address, held] of truth) {
+      const account = await post2("/wallet/getaccount", { address, visible: true });
+      expect(BigInt(account.balance ?? 0)).toBe(held.trx);
+      const assets = Object.fromEntries((account.assetV2 ?? []).map((a: any) => [a.key, BigInt(a.value)]));
+      expect(assets).toEqual(held.trc10);
+      const answer = await post2("/wallet/triggerconstantcontract", {
+        contract_address: hexToBase58(TRC20.address),
+        function_selector: "balanceOf(address)",
+        parameter: `000000000000000000000000${toHex41(address).slice(2)}`,
+        visible: true,
+      });
+      expect(BigInt(`0x${answer.constant_result[0]}`)).toBe(held.trc20[hexToBase58(TRC20.address)] ?? 0n);
+    }
+    // hand-checked: dave got 100 TRX, 2 by the payout, 5 from bob (the tip's 4 too, before any reorg)
+    expect(truth.get(dave.base58)).toEqual({
+      trx: 111_000_000n,
+      trc10: { [TRC10.id]: 5_000_000n },
+      trc20: { [hexToBase58(TRC20.address)]: 31_000_000n },
+    });
+  });
+
+  test("the truth's rows and fees add up to its balances; the rows of part 2's transactions", () => {
+    const rows = transfers(p2.chain);
+    const truth = balances(p2.chain);
+    const feesBy = new Map<string, bigint>();
+    for (const block of p2.chain.blocks)
+      for (const tx of block.txs) {
+        const owner = hexToBase58(bytesToHex(tx.raw.contract.value.owner_address));
+        feesBy.set(owner, (feesBy.get(owner) ?? 0n) + tx.outcome.fee);
+      }
+    const genesis = (address: string) => {
+      const hex = toHex41(address);
+      return {
+        trx: GENESIS_TRX[hex] ?? 0n,
+        trc10: GENESIS_TRC10[hex]?.[TRC10.id] ?? 0n,
+        trc20: GENESIS_TRC20[hex] ?? 0n,
+      };
+    };
+    const net = (address: string, type: string) =>
+      rows
+        .filter((r) => r.transferType === type && !r.transactionError)
+        .reduce(
+          (sum, r) =>
+            sum + (r.to === address ? BigInt(r.value) : 0n) - (r.from === address ? BigInt(r.value) : 0n),
+          0n,
+        );
+    const internal10 = internalTrc10(p2.chain);
+    for (const [address, held] of truth) {
+      const g = genesis(address);
+      expect(g.trx + net(address, "trx") - (feesBy.get(address) ?? 0n)).toBe(held.trx);
+      expect(g.trc20 + net(address, "erc20transfer")).toBe(held.trc20[hexToBase58(TRC20.address)] ?? 0n);
+      const in10 = internal10.reduce(
+        (sum, t) =>
+          sum + (t.to === address ? BigInt(t.value) : 0n) - (t.from === address ? BigInt(t.value) : 0n),
+        0n,
+      );
+      expect(g.trc10 + net(address, "trc10") + in10).toBe(held.trc10[TRC10.id] ?? 0n);
+    }
+
+    const { alice, bob, carol, dave, issuer } = SCENARIO_KEYS;
+    const t = p2.part2!.txs;
+    const payout = hexToBase58(p2.part2!.payoutContract);
+    const of = (tx: { txID: string }) =>
+      rows
+        .filter((r) => r.transactionHash === tx.txID)
+        .map((r) => [r.transferType, r.from, r.to, r.value, r.internalIndex, r.logIndex, r.transactionError]);
+    expect(of(t.payout)).toEqual([
+      ["trx", alice.base58, payout, "10000000", null, null, false],
+      ["trx", payout, carol.base58, "3000000", 0, null, false],
+      ["trx", payout, dave.base58, "2000000", 1, null, false],
+    ]);
+    expect(of(t.failedCall)).toEqual([["trx", alice.base58, payout, "1000000", null, null, true]]);
+    expect(of(t.reverted)).toEqual([]);
+    expect(of(t.approve)).toEqual([]);
+    expect(of(t.deploy)).toEqual([]);
+    expect(of(t.transferFrom)).toEqual([
+      ["erc20transfer", alice.base58, dave.base58, "30000000", null, 0, false],
+    ]);
+    expect(of(t.trc721)).toEqual([["erc721transfer", issuer.base58, alice.base58, "3", null, 0, false]]);
+    expect(of(t.fundPayout)).toEqual([["trc10", issuer.base58, payout, "100000000", null, null, false]]);
+    const [trc20Row] = rows.filter((r) => r.transactionHash === t.trc20.txID);
+    expect(trc20Row).toEqual({
+      transferType: "erc20transfer",
+      blockNumber: 2,
+      transactionIndex: 0,
+      transactionHash: t.trc20.txID,
+      blockTimestamp: "2024-12-31T23:59:37Z",
+      logIndex: 0,
+      internalIndex: null,
+      contractAddress: hexToBase58(TRC20.address),
+      from: alice.base58,
+      to: bob.base58,
+      value: "12345678",
+      asset: "USDT",
+      decimals: 6,
+      fee: 26_579_700,
+      transactionError: false,
+    });
+    // block 2's log indexes run over its transactions: the transfer's 0, the reverted call none, the Approval 1
+    expect(approvals(p2.chain)).toEqual([
+      {
+        blockNumber: 2,
+        transactionIndex: 2,
+        transactionHash: t.approve.txID,
+        blockTimestamp: "2024-12-31T23:59:37Z",
+        logIndex: 1,
+        contractAddress: hexToBase58(TRC20.address),
+        owner: alice.base58,
+        spender: carol.base58,
+        value: "50000000",
+        fee: Number(p2.chain.findTx(t.approve.txID)!.tx.outcome.fee),
+      },
+    ]);
+    expect(
+      transfersByBlock(p2.chain)
+        .get(6)!
+        .map((r) => r.transferType),
+    ).toEqual(["erc721transfer", "trx", "erc20transfer"]);
+  });
+
+  test("daily figures: three UTC days, each figure read back from the node's own answers", async () => {
+    const days = dailyFigures(p2.chain);
+    expect(days.map((d) => d.date)).toEqual([...PART2_DAYS]);
+    expect(days.map((d) => [d.fromBlock, d.toBlock])).toEqual([
+      [0, 3],
+      [4, 5],
+      [6, p2.chain.headNumber()],
+    ]);
+    for (const day of days) {
+      let transactions = 0;
+      let fees = 0n;
+      let energy = 0;
+      let bandwidth = 0;
+      for (let n = day.fromBlock; n <= day.toBlock; n++) {
+        const infos = n === 0 ? [] : await post2("/wallet/gettransactioninfobyblocknum", { num: n });
+        transactions += infos.length;
+        for (const i of infos) {
+          fees += BigInt(i.fee ?? 0);
+          energy += i.receipt.energy_usage_total ?? 0;
+          bandwidth += i.receipt.net_usage ?? 0;
+        }
+      }
+      expect([day.transactionCount, day.feesBurned, day.energyUsed, day.bandwidthUsed]).toEqual([
+        transactions,
+        fees,
+        energy,
+        bandwidth,
+      ]);
+    }
+    // 2025-01-01: the creation, the TRC-10 to the contract, the payout and the failed call
+    expect(days[1]).toMatchObject({
+      blockCount: 2,
+      transactionCount: 4,
+      transferCount: 5,
+      trxTransferCount: 4,
+      trc20TransferCount: 0,
+      // bob, the payout contract, issuer, alice, carol, dave (bob's rejected 6 TRX moved nothing: he counts
+      // as the creator)
+      activeAddresses: 6,
+      trxMoved: 15_000_000n,
+    });
+    expect(days[0]).toMatchObject({
+      transactionCount: 8,
+      trxTransferCount: 3,
+      trc20TransferCount: 2,
+      trxMoved: 301_500_000n,
+    });
   });
 });

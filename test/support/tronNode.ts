@@ -9,19 +9,19 @@
 import { onTeardown } from "./shared";
 import { answerWallet, type Params } from "./tron/http";
 import { createTronJsonRpc, type TronChainView as JsonRpcView, TronCallReverted } from "./tron/jsonrpc";
+import { buildPart2, type Part2 } from "./tron/part2";
 import {
   CHAIN_ID,
   SCENARIO_KEYS,
   type SignedTx,
-  TRC20,
-  TRC20_BYTECODE,
   type TronBlockJson,
   type TronChainView,
   type TronNetwork,
   TronScenario,
 } from "./tron/scenario";
 
-export { SCENARIO_KEYS, TRC10, TRC20 } from "./tron/scenario";
+export type { Part2, Part2Txs } from "./tron/part2";
+export { SCENARIO_KEYS, TRC10, TRC20, TRC721 } from "./tron/scenario";
 
 /** The energy price of the scenario, in sun (test/support/tron/scenario.ts). */
 const ENERGY_PRICE_SUN = 420;
@@ -48,6 +48,11 @@ export interface TronNodeOptions {
   jsonrpc?: (body: unknown, chain: TronChainView) => unknown;
   /** Empty blocks mined after the scenario's transactions, so they are solidified (default solidifyDepth + 3). */
   emptyBlocks?: number;
+  /**
+   * The chain: part 1's (default; TRX, TRC-10, TRC-20 transfers and a reverted call in blocks 1 and 2) or
+   * part 2's richer one over three UTC days with a tip above the solidified block (test/support/tron/part2.ts).
+   */
+  scenario?: "part1" | "part2";
 }
 
 export interface TronNode {
@@ -56,10 +61,15 @@ export interface TronNode {
   urls: { full: string; solidity: string; jsonrpc: string };
   chain: TronScenario;
   calls: TronCall[];
-  /** The scenario's transactions, mined in blocks 1 and 2. */
+  /** The scenario's transactions, mined in blocks 1 and 2 (in both scenarios). */
   scenario: { trx: SignedTx; trc10: SignedTx; trc20: SignedTx; reverted: SignedTx };
+  /** Part 2's transactions, its tip and its reorg (with `scenario: "part2"`). */
+  part2?: Part2;
   mine(count?: number, txs?: SignedTx[]): TronBlockJson[];
-  reorg(depth: number, replacement?: SignedTx[]): { dropped: string[] };
+  reorg(
+    depth: number,
+    replacement?: SignedTx[] | ((chain: TronScenario) => SignedTx[]),
+  ): { dropped: string[]; added: string[] };
   /** Broadcast transactions waiting for the next mined block. */
   readonly broadcastPool: SignedTx[];
   /** Fault hook: a Response here answers the call instead of the chain. */
@@ -100,7 +110,7 @@ function jsonRpcView(chain: TronChainView): JsonRpcView {
     infosOf: (n) => chain.infos(n) ?? [],
     blockNumOfTx: (txId) => chain.transaction(txId)?.blockNumber,
     balanceOf: (address) => chain.balance(address),
-    codeOf: (address) => (address.toLowerCase() === TRC20.address ? TRC20_BYTECODE : undefined),
+    codeOf: (address) => chain.codeOf(address.toLowerCase()),
     call(to, data) {
       const answer = chain.call(to, data);
       if (answer === undefined) return "";
@@ -115,15 +125,25 @@ function jsonRpcView(chain: TronChainView): JsonRpcView {
 export async function startTronNode(options: TronNodeOptions = {}): Promise<TronNode> {
   const network = options.network ?? "NILE";
   const chain = new TronScenario(network, options.solidifyDepth ?? DEFAULT_SOLIDIFY_DEPTH);
-  const { alice, bob, carol, issuer } = SCENARIO_KEYS;
-  const trx = chain.trx(alice, bob.hex, 1_500_000n);
-  const trc10 = chain.trc10(issuer, alice.hex, 250_000_000n);
-  chain.mine(1, [trx, trc10]);
-  const trc20 = chain.trc20Transfer(alice, bob.hex, 12_345_678n);
-  // bob holds no USDT before this block's first transfer lands 12.345678; 20 USDT is more than that.
-  const reverted = chain.trc20Transfer(bob, carol.hex, 20_000_000n);
-  chain.mine(1, [trc20, reverted]);
-  chain.mine(options.emptyBlocks ?? chain.solidifyDepth + 3);
+  const emptyBlocks = options.emptyBlocks ?? chain.solidifyDepth + 3;
+  let scenario: TronNode["scenario"];
+  let part2: Part2 | undefined;
+  if (options.scenario === "part2") {
+    part2 = buildPart2(chain, emptyBlocks);
+    const { trx, trc10, trc20, reverted } = part2.txs;
+    scenario = { trx, trc10, trc20, reverted };
+  } else {
+    const { alice, bob, carol, issuer } = SCENARIO_KEYS;
+    const trx = chain.trx(alice, bob.hex, 1_500_000n);
+    const trc10 = chain.trc10(issuer, alice.hex, 250_000_000n);
+    chain.mine(1, [trx, trc10]);
+    const trc20 = chain.trc20Transfer(alice, bob.hex, 12_345_678n);
+    // bob holds no USDT before this block's first transfer lands 12.345678; 20 USDT is more than that.
+    const reverted = chain.trc20Transfer(bob, carol.hex, 20_000_000n);
+    chain.mine(1, [trc20, reverted]);
+    chain.mine(emptyBlocks);
+    scenario = { trx, trc10, trc20, reverted };
+  }
 
   const calls: TronCall[] = [];
   const jsonRpcFace = createTronJsonRpc(jsonRpcView(chain));
@@ -133,7 +153,8 @@ export async function startTronNode(options: TronNodeOptions = {}): Promise<Tron
     urls: { full: "", solidity: "", jsonrpc: "" },
     chain,
     calls,
-    scenario: { trx, trc10, trc20, reverted },
+    scenario,
+    ...(part2 ? { part2 } : {}),
     mine: (count, txs) => chain.mine(count, txs),
     reorg: (depth, replacement) => chain.reorg(depth, replacement),
     broadcastPool: chain.pool,

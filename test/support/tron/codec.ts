@@ -127,6 +127,19 @@ function contractValueJson(contract: ContractParameter, visible: boolean): JsonO
       if (v.token_id) out.token_id = Number(v.token_id);
       return out;
     }
+    case "CreateSmartContract": {
+      // members in the order of the recorded deployment (nile/deploycontract.json)
+      const n = contract.value.new_contract;
+      const created: JsonObject = { origin_address: a(n.origin_address) };
+      if (n.consume_user_resource_percent)
+        created.consume_user_resource_percent = Number(n.consume_user_resource_percent);
+      if (n.name) created.name = n.name;
+      created.bytecode = bytesToHex(n.bytecode);
+      if (n.call_value) created.call_value = Number(n.call_value);
+      created.abi = {};
+      if (n.origin_energy_limit) created.origin_energy_limit = Number(n.origin_energy_limit);
+      return { owner_address: a(contract.value.owner_address), new_contract: created };
+    }
   }
 }
 
@@ -224,10 +237,32 @@ export function contractFromJson(
           token_id: asInt(v.token_id, "token_id"),
         },
       };
+    case "CreateSmartContract": {
+      const n = asObject(v.new_contract, "new_contract");
+      return {
+        type,
+        value: {
+          owner_address: asAddress(v.owner_address, visible, "owner_address"),
+          new_contract: {
+            origin_address: asAddress(n.origin_address, visible, "origin_address"),
+            bytecode: asHex(n.bytecode, "bytecode"),
+            call_value: asInt(n.call_value, "call_value"),
+            consume_user_resource_percent: asInt(n.consume_user_resource_percent, "percent"),
+            name: String(n.name ?? ""),
+            origin_energy_limit: asInt(n.origin_energy_limit, "origin_energy_limit"),
+          },
+        },
+      };
+    }
   }
 }
 
-const CONTRACT_NAMES = new Set<string>(["TransferContract", "TransferAssetContract", "TriggerSmartContract"]);
+const CONTRACT_NAMES = new Set<string>([
+  "TransferContract",
+  "TransferAssetContract",
+  "TriggerSmartContract",
+  "CreateSmartContract",
+]);
 
 /**
  * A transaction's `raw_data` JSON (as a client sends it back to broadcasttransaction) to its fields.

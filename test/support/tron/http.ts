@@ -182,7 +182,7 @@ function newRaw(ctx: Ctx, contract: RawTransaction["contract"], feeLimit?: unkno
 function triggerConstant(p: Params, ctx: Ctx): Json {
   const contract = addressIn(p.contract_address, ctx.visible);
   const owner = addressIn(p.owner_address, ctx.visible) ?? `41${"0".repeat(40)}`;
-  if (!contract || (contract !== TRC20.address && !ctx.chain.accountAt(contract))) {
+  if (!contract || !ctx.chain.isContract(contract, ctx.limit)) {
     return { result: { code: "CONTRACT_VALIDATE_ERROR", message: "Smart contract is not exist." } };
   }
   const data = callData(p);
@@ -225,7 +225,7 @@ function build(type: ContractTypeName, p: Params, ctx: Ctx): Json {
   } catch (e) {
     return error("org.tron.core.services.http.JsonFormat$ParseException", (e as Error).message);
   }
-  if (contract.type === "TriggerSmartContract") return NOT_FOUND;
+  if (contract.type === "TriggerSmartContract" || contract.type === "CreateSmartContract") return NOT_FOUND;
   const owner = bytesToHex(contract.value.owner_address);
   const to = bytesToHex(contract.value.to_address);
   const account = ctx.chain.accountAt(owner);

@@ -56,6 +56,7 @@ const utf8 = (text: string): Bytes => new TextEncoder().encode(text);
 export const CONTRACT_TYPES = {
   TransferContract: 1,
   TransferAssetContract: 2,
+  CreateSmartContract: 30,
   TriggerSmartContract: 31,
 } as const;
 export type ContractTypeName = keyof typeof CONTRACT_TYPES;
@@ -77,10 +78,38 @@ export interface TriggerValue {
   token_id?: bigint;
 }
 
+/** `SmartContract` as a deployment writes it (no abi entries: the stand-in's creations carry `abi: {}`). */
+export interface NewContractValue {
+  origin_address: Bytes;
+  bytecode: Bytes;
+  call_value?: bigint;
+  consume_user_resource_percent?: bigint;
+  name?: string;
+  origin_energy_limit?: bigint;
+}
+export interface CreateValue {
+  owner_address: Bytes;
+  new_contract: NewContractValue;
+}
+
 export type ContractParameter =
   | { type: "TransferContract"; value: TransferValue }
   | { type: "TransferAssetContract"; value: TransferAssetValue }
-  | { type: "TriggerSmartContract"; value: TriggerValue };
+  | { type: "TriggerSmartContract"; value: TriggerValue }
+  | { type: "CreateSmartContract"; value: CreateValue };
+
+/** `SmartContract`: origin_address 1, abi 3 (an empty message, present), bytecode 4, call_value 5, percent 6, name 7, origin_energy_limit 8. */
+function encodeNewContract(c: NewContractValue): Bytes {
+  return new Writer()
+    .bytes(1, c.origin_address)
+    .message(3, new Uint8Array())
+    .bytes(4, c.bytecode)
+    .int(5, c.call_value)
+    .int(6, c.consume_user_resource_percent)
+    .bytes(7, c.name === undefined ? undefined : utf8(c.name))
+    .int(8, c.origin_energy_limit)
+    .finish();
+}
 
 export function encodeContractValue(contract: ContractParameter): Bytes {
   const w = new Writer();
@@ -106,6 +135,11 @@ export function encodeContractValue(contract: ContractParameter): Bytes {
         .bytes(4, contract.value.data)
         .int(5, contract.value.call_token_value)
         .int(6, contract.value.token_id)
+        .finish();
+    case "CreateSmartContract":
+      return w
+        .bytes(1, contract.value.owner_address)
+        .message(2, encodeNewContract(contract.value.new_contract))
         .finish();
   }
 }
@@ -233,6 +267,25 @@ export function decodeContract(typeNumber: number, value: Bytes): ContractParame
           token_id: i(6),
         },
       };
+    case "CreateSmartContract": {
+      const n = readFields(b(2));
+      const nb = (k: number) => one(n, k)?.bytes ?? EMPTY;
+      const ni = (k: number) => one(n, k)?.int ?? 0n;
+      return {
+        type,
+        value: {
+          owner_address: b(1),
+          new_contract: {
+            origin_address: nb(1),
+            bytecode: nb(4),
+            call_value: ni(5),
+            consume_user_resource_percent: ni(6),
+            name: new TextDecoder().decode(nb(7)),
+            origin_energy_limit: ni(8),
+          },
+        },
+      };
+    }
     default:
       throw new Error(`contract type ${typeNumber} is not served by the stand-in`);
   }
