@@ -1010,7 +1010,8 @@ describe("part 2's ground truth (test/support/tron/truth.ts) against the scenari
       blockCount: 2,
       transactionCount: 4,
       transferCount: 5,
-      trxTransferCount: 4,
+      // the call_value, carol's 3 and dave's 2 TRX; the failed call's row moved nothing (truth.ts)
+      trxTransferCount: 3,
       trc20TransferCount: 0,
       // bob, the payout contract, issuer, alice, carol, dave (bob's rejected 6 TRX moved nothing: he counts
       // as the creator)

@@ -276,8 +276,11 @@ export function dailyFigures(chain: TronScenario): DayFigures[] {
       blockCount: blocks.length,
       transactionCount: txs.length,
       transferCount: rows.length,
-      trxTransferCount: rows.filter((r) => r.transferType === "trx").length,
-      trc20TransferCount: rows.filter((r) => r.transferType === "erc20transfer").length,
+      // A failed transaction moved nothing (design §14): its `trx` row is a transfer row (transferCount) but no
+      // TRX transfer, as the index's figures count them (sql/tron/009_tron_index.sql, families/tron/dayStats.ts).
+      trxTransferCount: moved.length,
+      trc20TransferCount: rows.filter((r) => r.transferType === "erc20transfer" && !r.transactionError)
+        .length,
       activeAddresses: active.size,
       trxMoved: moved.reduce((sum, r) => sum + BigInt(r.value), 0n),
       feesBurned: txs.reduce((sum, tx) => sum + tx.outcome.fee, 0n),
