@@ -21,7 +21,7 @@ import {
   TronScenario,
 } from "./tron/scenario";
 
-export { SCENARIO_KEYS, TRC10, TRC20 } from "./tron/scenario";
+export { GENESIS_TRC20, GENESIS_TRX, SCENARIO_KEYS, TRC10, TRC20 } from "./tron/scenario";
 
 /** The energy price of the scenario, in sun (test/support/tron/scenario.ts). */
 const ENERGY_PRICE_SUN = 420;

@@ -159,12 +159,12 @@ export const TRC10 = {
 } as const;
 
 /** Genesis allocations (sun / token units). */
-const GENESIS_TRX: Record<string, bigint> = {
+export const GENESIS_TRX: Record<string, bigint> = {
   [SCENARIO_KEYS.alice.hex]: 5_000_000_000n,
   [SCENARIO_KEYS.bob.hex]: 1_000_000_000n,
   [SCENARIO_KEYS.issuer.hex]: 50_000_000_000n,
 };
-const GENESIS_TRC20: Record<string, bigint> = {
+export const GENESIS_TRC20: Record<string, bigint> = {
   [SCENARIO_KEYS.alice.hex]: 1_000_000_000n, // 1,000 USDT
   [SCENARIO_KEYS.issuer.hex]: 1_000_000_000_000n,
 };
