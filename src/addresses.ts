@@ -14,6 +14,11 @@ export interface AddressCodec {
   readonly description: string;
   /** A valid address's canonical form; undefined when the text is no address of the family. */
   canonical(text: string): string | undefined;
+  /**
+   * What is wrong with a text that is no address (TRON: "bad base58check checksum"), for the 422 after the
+   * description; undefined where the family says nothing more (or the text is an address).
+   */
+  problem?(text: string): string | undefined;
   /** The bytes the index keeps (bytea) for a canonical address. */
   toBytes(canonical: string): Uint8Array;
   /** The canonical address of bytes the index kept. */

@@ -15,6 +15,8 @@ interface Format {
   description?: string;
   /** The issue type of a mismatch. */
   type: string;
+  /** What is wrong with this value, said after the description (the address codec's `problem`). */
+  problem?(value: string): string | undefined;
 }
 
 /** The string formats the schemas use (schemas.ts), registered with TypeBox before the first compile. */
@@ -32,6 +34,7 @@ export function useAddressCodec(codec: AddressCodec): void {
     check: (value) => codec.canonical(value) !== undefined,
     description: codec.description,
     type: "string_pattern_mismatch",
+    problem: codec.problem?.bind(codec),
   };
   FORMATS.set(ADDRESS_FORMAT, format);
   FormatRegistry.Set(ADDRESS_FORMAT, format.check);
@@ -210,12 +213,15 @@ function toIssue(error: ValueError, prefix: Loc): ValidationIssue {
       return schema.description
         ? { loc, msg: `Input should be ${schema.description}`, type: "string_pattern_mismatch" }
         : { loc, msg: `String should match pattern '${schema.pattern}'`, type: "string_pattern_mismatch" };
-    case ValueErrorType.StringFormat:
+    case ValueErrorType.StringFormat: {
+      const format = FORMATS.get(schema.format as string);
+      const problem = typeof value === "string" ? format?.problem?.(value) : undefined;
       return {
         loc,
-        msg: `Input should be ${expected(schema)}`,
-        type: FORMATS.get(schema.format as string)?.type ?? "value_error",
+        msg: `Input should be ${expected(schema)}${problem === undefined ? "" : `; ${problem}`}`,
+        type: format?.type ?? "value_error",
       };
+    }
     case ValueErrorType.Literal:
       return { loc, msg: `Input should be ${JSON.stringify(schema.const)}`, type: "literal_error" };
     case ValueErrorType.Union:

@@ -200,14 +200,14 @@ describe("transfers", () => {
   test("a bad checksum and a type TRON has not are 422 naming them", async () => {
     const bad = `${alice.base58.slice(0, -1)}${alice.base58.endsWith("A") ? "B" : "A"}`;
     const r = await rest("watch_getTransfersByAddress", { addresses: [bad] });
-    // The codec refuses a bad checksum as it refuses any text that is no TRON address, naming where it is.
+    // The codec refuses a bad checksum, naming it (the codec's `problem`) and where it is.
     expect({ status: r.status, json: r.json }).toEqual({
       status: 422,
       json: {
         detail: [
           {
             loc: ["body", "addresses", 0],
-            msg: "Input should be a TRON address: base58check T... (34 characters), 41 followed by 40 hex digits, or 0x and 40 hex digits",
+            msg: "Input should be a TRON address: base58check T... (34 characters), 41 followed by 40 hex digits, or 0x and 40 hex digits; bad base58check checksum",
             type: "string_pattern_mismatch",
           },
         ],

@@ -86,6 +86,8 @@ function buildApp(
       chain: chain.blockchain,
       dataOperations: family.index !== undefined,
       watchFilters: watch !== undefined,
+      servesPrefix: (prefix) =>
+        table.list.some((op) => op.method.startsWith(prefix) || op.rest?.name.startsWith(prefix) === true),
     }),
     metrics,
     metricsText: link ? () => link.metricsText() : () => metrics.registry.metrics(),

@@ -131,3 +131,18 @@ test("eth_subscribe: watch_filters without an index and the kinds a family's nod
     unservedSubscription({ family: evm, chain: "ETH", watchFilters: true })("watch_filters"),
   ).toBeUndefined();
 });
+
+test("the summary leaves out another family's prefixes the instance serves names of (TRON's eth_*, its tokens)", () => {
+  const served = ["eth_", "net_", "web3_", "ext_", "get_token_", "watch_getToken"];
+  const onTron = createUnserved({
+    family: bare,
+    families,
+    chain: "NILE",
+    dataOperations: true,
+    watchFilters: true,
+    servesPrefix: (prefix) => served.includes(prefix),
+  });
+  expect(onTron.summary).toBe(
+    "Not served on NILE, and refused the same way (over REST: 404) with a message naming the chain and why: the evm family's names (`debug_*`, `trace_*`, `txpool_*`).",
+  );
+});

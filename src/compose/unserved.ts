@@ -35,6 +35,11 @@ export function createUnserved(options: {
   dataOperations: boolean;
   /** The watch-filter routes are served. */
   watchFilters: boolean;
+  /**
+   * Whether the instance serves some method or REST route named with the prefix (its operation table): the
+   * summary leaves out another family's prefixes it serves names of (TRON: `eth_*`, `get_token_*`).
+   */
+  servesPrefix?: (prefix: string) => boolean;
 }): Unserved {
   const { family, chain } = options;
   const own = family.namespaces ?? [];
@@ -106,8 +111,10 @@ function summaryOf(options: Parameters<typeof createUnserved>[0]): string | unde
   const { family, chain } = options;
   const refused: string[] = [];
   for (const other of options.families) {
-    if (other === family || !other.namespaces?.length) continue;
-    refused.push(`the ${other.name} family's names (${other.namespaces.map((p) => `\`${p}*\``).join(", ")})`);
+    const prefixes =
+      other === family ? [] : (other.namespaces ?? []).filter((p) => options.servesPrefix?.(p) !== true);
+    if (prefixes.length === 0) continue;
+    refused.push(`the ${other.name} family's names (${prefixes.map((p) => `\`${p}*\``).join(", ")})`);
   }
   if (!options.dataOperations) {
     refused.push(

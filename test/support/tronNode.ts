@@ -21,7 +21,7 @@ import {
 } from "./tron/scenario";
 
 export type { Part2, Part2Txs } from "./tron/part2";
-export { SCENARIO_KEYS, TRC10, TRC20, TRC721 } from "./tron/scenario";
+export { GENESIS_TRC20, GENESIS_TRX, SCENARIO_KEYS, TRC10, TRC20, TRC721 } from "./tron/scenario";
 
 /** The energy price of the scenario, in sun (test/support/tron/scenario.ts). */
 const ENERGY_PRICE_SUN = 420;

@@ -31,3 +31,13 @@ test("the index keeps the 21 bytes, and gives the base58check back", () => {
   expect(Buffer.from(bytes).toString("hex")).toBe(USDT_HEX);
   expect(tronAddresses.fromBytes(bytes)).toBe(USDT);
 });
+
+test("what is wrong with a text that is no address: a bad checksum is named", () => {
+  expect(tronAddresses.problem!(USDT)).toBeUndefined();
+  expect(tronAddresses.problem!(USDT_HEX)).toBeUndefined();
+  expect(tronAddresses.problem!("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u")).toBe("bad base58check checksum");
+  expect(tronAddresses.problem!("1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa")).toBe("not a TRON address");
+  expect(tronAddresses.problem!(USDT.toLowerCase())).toBe("not a TRON address");
+  expect(tronAddresses.problem!(USDT_HEX.slice(0, 40))).toBe("not a TRON address");
+  expect(tronAddresses.problem!("T".repeat(100_000))).toBe("not a TRON address");
+});

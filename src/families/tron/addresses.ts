@@ -6,13 +6,16 @@
  * bytes.
  */
 import type { AddressCodec } from "../../addresses";
-import { base58checkDecode, base58checkEncode } from "../utxo/addressEncodings";
+import { base58checkDecode, base58checkEncode, base58Decode } from "../utxo/addressEncodings";
 
 /** The version byte of every TRON address, mainnet and Nile alike. */
 export const TRON_ADDRESS_PREFIX = 0x41;
 const ADDRESS_BYTES = 20;
 const HEX_41 = /^41[0-9a-fA-F]{40}$/;
 const HEX_0X = /^0x[0-9a-fA-F]{40}$/;
+/** A base58check address's bytes (the version, the 20 bytes, 4 of checksum), and its characters. */
+const BASE58_BYTES = 1 + ADDRESS_BYTES + 4;
+const BASE58_LENGTH = 34;
 
 /** The base58check text of an address's 20 bytes. */
 export function tronAddressOf(bytes20: Uint8Array): string {
@@ -34,6 +37,14 @@ export const tronAddresses: AddressCodec = {
   canonical(text) {
     const bytes = tronAddressBytes(text);
     return bytes && tronAddressOf(bytes);
+  },
+  // A typo in a base58 address fails its checksum: said so, not only that the text is no address.
+  problem(text) {
+    if (tronAddressBytes(text) !== undefined) return undefined;
+    const bytes = text.length === BASE58_LENGTH ? base58Decode(text) : undefined;
+    return bytes?.length === BASE58_BYTES && bytes[0] === TRON_ADDRESS_PREFIX
+      ? "bad base58check checksum"
+      : "not a TRON address";
   },
   toBytes: (canonical) => Buffer.concat([Buffer.of(TRON_ADDRESS_PREFIX), tronAddressBytes(canonical)!]),
   fromBytes: (bytes) => tronAddressOf(bytes.subarray(1)),

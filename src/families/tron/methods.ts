@@ -16,6 +16,8 @@ import type { Operation } from "../../operations/operation";
 import { evmOperations } from "../evm/evmOperations";
 import { EVM_POLICIES } from "../evm/methods";
 import { PATH_POLICIES } from "./httpApi";
+import { createTronTokenStore } from "./tokenStore";
+import { createTronTokenOperations } from "./tokens";
 import { createTronFetch } from "./tronFetch";
 
 /** The EVM node methods java-tron's JSON-RPC has (its TronJsonRpc interface, 4.7), beside the filters. */
@@ -137,11 +139,21 @@ export const tronMethods: MethodTable = {
   createFetch: createTronFetch,
 };
 
-/** Its node methods: the EVM's rows java-tron has, and the filters the service keeps. No data operations yet. */
+/**
+ * Its node methods: the EVM's rows java-tron has, and the filters the service keeps; its data operations:
+ * token balances and metadata (tokens.ts) beside the shared ones over the index.
+ */
 export function tronOperations(deps: FamilyOperationDeps): FamilyOperations {
-  const evm = evmOperations(deps);
+  // DEFAULT_TOKENS names TRON's tokens (tokens.ts), which the EVM's token operations, unused here, refuse.
+  const evm = evmOperations({ ...deps, defaultTokens: undefined });
   const served = (op: Operation) => TRON_JSON_RPC.has(op.method) || TRON_FILTERS.has(op.method);
-  return { node: evm.node.filter(served).map(withoutRefusedBlocks), data: [], stop: evm.stop };
+  const data = createTronTokenOperations({
+    engine: deps.engine,
+    tokens: deps.guarded(createTronTokenStore(deps.sql), "all"),
+    chain: deps.chain,
+    defaultTokens: deps.defaultTokens,
+  });
+  return { node: evm.node.filter(served).map(withoutRefusedBlocks), data, stop: evm.stop };
 }
 
 /** Why java-tron refuses the EVM methods it has no answer for, with what to use instead. */

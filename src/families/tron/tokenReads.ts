@@ -98,6 +98,22 @@ export async function readTrc10Asset(engine: Engine, id: string): Promise<Trc10A
   };
 }
 
+/** Keeps a TRC-20's metadata as just read (token_metadata; the token operations read it: tokens.ts). */
+export async function keepTrc20Metadata(sql: Sql, contract41: string, m: Trc20Metadata): Promise<void> {
+  await sql`insert into token_metadata (address, is_token, name, symbol, decimals)
+    values (decode(${contract41}, 'hex'), ${m.isToken}, ${m.name}, ${m.symbol}, ${m.decimals})
+    on conflict (address) do update set is_token = excluded.is_token, name = excluded.name,
+      symbol = excluded.symbol, decimals = excluded.decimals, updated_at = now()`;
+}
+
+/** Keeps a TRC-10 asset as just read (trc10_assets). */
+export async function keepTrc10Asset(sql: Sql, a: Trc10Asset): Promise<void> {
+  await sql`insert into trc10_assets (id, name, abbr, precision, owner_address)
+    values (${a.id}, ${a.name}, ${a.abbr}, ${a.precision}, decode(${a.owner}, 'hex'))
+    on conflict (id) do update set name = excluded.name, abbr = excluded.abbr,
+      precision = excluded.precision, owner_address = excluded.owner_address, updated_at = now()`;
+}
+
 export interface TronTokenLookups {
   /** Reads and keeps the metadata of the contracts and assets never looked up. */
   readNew(tokens: Iterable<string>, assets: Iterable<string>): Promise<void>;
@@ -133,13 +149,8 @@ export function createTronTokenLookups(options: { sql: Sql; engine: Engine; log:
     ).map((r) => r.a as string);
     await inBatches(unknown, (contract) =>
       readTrc20Metadata(engine, contract)
-        .then(
-          (m) => sql`insert into token_metadata (address, is_token, name, symbol, decimals)
-            values (decode(${contract}, 'hex'), ${m.isToken}, ${m.name}, ${m.symbol}, ${m.decimals})
-            on conflict (address) do update set is_token = excluded.is_token, name = excluded.name,
-              symbol = excluded.symbol, decimals = excluded.decimals, updated_at = now()`,
-        )
-        .then(() => undefined, failed("trc20", contract)),
+        .then((m) => keepTrc20Metadata(sql, contract, m))
+        .catch(failed("trc20", contract)),
     );
   }
 
@@ -152,10 +163,7 @@ export function createTronTokenLookups(options: { sql: Sql; engine: Engine; log:
       readTrc10Asset(engine, id)
         .then(async (a) => {
           if (a === undefined) throw new Error(`the node has no TRC-10 asset ${id}`);
-          await sql`insert into trc10_assets (id, name, abbr, precision, owner_address)
-            values (${a.id}, ${a.name}, ${a.abbr}, ${a.precision}, decode(${a.owner}, 'hex'))
-            on conflict (id) do update set name = excluded.name, abbr = excluded.abbr,
-              precision = excluded.precision, owner_address = excluded.owner_address, updated_at = now()`;
+          await keepTrc10Asset(sql, a);
         })
         .catch(failed("trc10", id)),
     );

@@ -5,7 +5,8 @@
  * JSON-RPC from the EVM family's rows (methods.ts), its HTTP API at the node's own paths (httpApi.ts), and
  * the WebSocket java-tron lacks, from the followed head (logs: the EVM family's kind; no pending
  * transactions), and its index (tronIndex.ts; sql/tron/) with the shared data operations over it: transfers
- * (transferQueries.ts, transferShape.ts), daily figures (dayStats.ts), blocks by time.
+ * (transferQueries.ts, transferShape.ts), daily figures (dayStats.ts), blocks by time, and its own token
+ * balances and metadata (tokens.ts: TRX, TRC-10, TRC-20).
  */
 import { ConfigError } from "../../config";
 import { logsSubscription } from "../evm/logsSubscription";
@@ -47,7 +48,7 @@ export const tron: ChainFamily = {
   dayStats: tronDayStats,
   subscriptions: [logsSubscription],
   summary:
-    "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, and newHeads and logs subscriptions over WebSocket, which java-tron lacks.",
+    "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, newHeads and logs subscriptions over WebSocket, which java-tron lacks, and token balances and metadata (TRX, TRC-10, TRC-20).",
   refuses: tronRefusal,
   refusesSubscription: tronSubscriptionRefusal,
 };

@@ -23,7 +23,7 @@ export function doubleSha256(bytes: Uint8Array): Buffer {
 }
 
 /** The bytes a base58 text writes; undefined for a character outside the alphabet. */
-function base58Decode(text: string): Uint8Array | undefined {
+export function base58Decode(text: string): Uint8Array | undefined {
   let zeros = 0;
   while (zeros < text.length && text[zeros] === "1") zeros++;
   let value = 0n;
