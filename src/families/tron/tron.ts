@@ -19,6 +19,7 @@ import { tronMethods, tronOperations, tronRefusal, tronSubscriptionRefusal } fro
 import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtocol";
 import { createTronTransferQueries } from "./transferQueries";
 import { tronTransferShape } from "./transferShape";
+import { createTronGrid } from "./tronGrid/tronGrid";
 import { tronIndex } from "./tronIndex";
 
 export const tron: ChainFamily = {
@@ -43,6 +44,7 @@ export const tron: ChainFamily = {
   addresses: tronAddresses,
   index: tronIndex,
   createTransferQueries: createTronTransferQueries,
+  createTronGrid,
   transferShape: tronTransferShape,
   dayStats: tronDayStats,
   subscriptions: [logsSubscription],
