@@ -13,6 +13,7 @@
  * hex digits; amounts bigints from the node's text (readExact keeps integers past 2^53 exact).
  */
 import { TransferKind } from "../../transferKind";
+import { tronHash } from "./blockRef";
 
 export const TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 export const APPROVAL_TOPIC = "8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925";
@@ -423,8 +424,9 @@ export function decodeTronBlock(block: TronBlockJson, infos: readonly TronInfoJs
   return {
     // java-tron leaves block 0's number out, as every default.
     number: big(raw.number),
-    hash: lower(block.blockID),
-    parentHash: lower(raw.parentHash),
+    // The follower's form (blockRef.ts tronHash: 0x + lower case), which the indexer compares them with.
+    hash: tronHash(block.blockID),
+    parentHash: tronHash(raw.parentHash),
     timestampMs: big(raw.timestamp),
     witness: address41(raw.witness_address) ?? ZERO_ADDRESS,
     transactions,

@@ -4,6 +4,7 @@
  * every family's are (`unnest` of text arrays; addresses and hashes decoded from hex, amounts cast
  * exactly). The tables have no foreign keys: the rewind deletes a block's rows table by table.
  */
+import { hashDigits } from "../../blockHeader";
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
 import {
@@ -19,6 +20,7 @@ import {
   text,
   utcDay,
 } from "../indexRows";
+import { tronHash } from "./blockRef";
 import type { DecodedTronBlock, TronTransferRow } from "./decode";
 
 const MS_PER_SECOND = 1000n;
@@ -60,8 +62,8 @@ const BLOCKS = indexTable<DecodedTronBlock>(
     return [
       [
         n,
-        b.hash,
-        b.parentHash,
+        hashDigits(b.hash),
+        hashDigits(b.parentHash),
         text(seconds),
         text(b.timestampMs),
         utcDay(seconds),
@@ -281,7 +283,11 @@ export function createTronIndexWriter(sql: Sql): IndexWriter<DecodedTronBlock> {
   return {
     state: () => indexerState(sql),
     start: (firstBlock) => startIndexerState(sql, firstBlock),
-    hashOf: (number) => storedHash(sql, number),
+    // In the follower's form, as the decoded blocks' (decode.ts): the indexer compares the two.
+    async hashOf(number) {
+      const hash = await storedHash(sql, number);
+      return hash === undefined ? undefined : tronHash(hash);
+    },
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
