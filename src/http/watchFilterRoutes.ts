@@ -1,7 +1,5 @@
 /** Watch-filter routes (docs/interface.md §5). */
-
-import type { TSchema } from "@sinclair/typebox";
-import { Type as T } from "@sinclair/typebox";
+import { Type as T, type TSchema } from "@sinclair/typebox";
 import { Address, FilterInfo, filterResult } from "../schemas";
 import type { WatchFilters } from "../watch/watchFilters";
 import type { RouteSpec } from "./routes";

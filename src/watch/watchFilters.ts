@@ -20,7 +20,7 @@ import {
 } from "../errors";
 import { rfc3339, toJson } from "../json";
 import type { Logger } from "../log";
-import type { FilterInfo } from "../schemas";
+import { EVM_FILTER_TYPES, type FilterInfo } from "../schemas";
 import type { FilterResultOut, ProcessedBlock, WatchMatcher, WatchVersion } from "./watchMatcher";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
@@ -69,8 +69,7 @@ export interface WatchFilters {
   ): Promise<{ hash: string; results: FilterResultOut[] }>;
 }
 
-/** The result types of a family that says none: the EVM's, or a coin's where filters name no contract. */
-const EVM_TYPES = ["trx", "erc20", "trc20", "approval"] as const;
+/** The result types where filters name no contract (a coin's chain). */
 const COIN_TYPES = ["trx"] as const;
 
 export function createWatchFilters(options: {
@@ -159,7 +158,7 @@ export function createWatchFilters(options: {
   return {
     chain: chain.blockchain,
     contracts: matcher.contracts !== false,
-    types: matcher.types ?? (matcher.contracts === false ? COIN_TYPES : EVM_TYPES),
+    types: matcher.types ?? (matcher.contracts === false ? COIN_TYPES : EVM_FILTER_TYPES),
     async lastBlockNumber() {
       return { block_number: Number((await lastBlockNumber()).last) };
     },
