@@ -9,8 +9,8 @@
  *    approvals (`Approval`, 3 topics), at their block-wide log positions (java-tron's JSON-RPC logIndex);
  *  - a failed transaction (`contractRet` not SUCCESS) keeps its top-level row with `error` and moves nothing;
  *  - the block's sums for the daily figures and every address it touched.
- * Addresses are `41` + 40 hex digits, lower-case (log addresses and topics come without the 41); hashes 64
- * hex digits; amounts bigints from the node's text (readExact keeps integers past 2^53 exact).
+ * Addresses are `41` + 40 hex digits, lower-case (log addresses and topics come without the 41); transaction
+ * ids 64 hex digits, block ids `0x` + 64 (the chain follower's form); amounts bigints from the node's text (readExact keeps integers past 2^53 exact).
  */
 import { TransferKind } from "../../transferKind";
 import { tronHash } from "./blockRef";
@@ -424,7 +424,7 @@ export function decodeTronBlock(block: TronBlockJson, infos: readonly TronInfoJs
   return {
     // java-tron leaves block 0's number out, as every default.
     number: big(raw.number),
-    // The follower's form (blockRef.ts tronHash: 0x + lower case), which the indexer compares them with.
+    // As the chain follower names blocks (blockRef.ts tronHash: 0x + the id), which the indexer compares.
     hash: tronHash(block.blockID),
     parentHash: tronHash(raw.parentHash),
     timestampMs: big(raw.timestamp),

@@ -4,7 +4,6 @@
  * every family's are (`unnest` of text arrays; addresses and hashes decoded from hex, amounts cast
  * exactly). The tables have no foreign keys: the rewind deletes a block's rows table by table.
  */
-import { hashDigits } from "../../blockHeader";
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
 import {
@@ -20,7 +19,6 @@ import {
   text,
   utcDay,
 } from "../indexRows";
-import { tronHash } from "./blockRef";
 import type { DecodedTronBlock, TronTransferRow } from "./decode";
 
 const MS_PER_SECOND = 1000n;
@@ -62,8 +60,8 @@ const BLOCKS = indexTable<DecodedTronBlock>(
     return [
       [
         n,
-        hashDigits(b.hash),
-        hashDigits(b.parentHash),
+        b.hash.slice(2),
+        b.parentHash.slice(2),
         text(seconds),
         text(b.timestampMs),
         utcDay(seconds),
@@ -283,10 +281,9 @@ export function createTronIndexWriter(sql: Sql): IndexWriter<DecodedTronBlock> {
   return {
     state: () => indexerState(sql),
     start: (firstBlock) => startIndexerState(sql, firstBlock),
-    // In the follower's form, as the decoded blocks' (decode.ts): the indexer compares the two.
     async hashOf(number) {
       const hash = await storedHash(sql, number);
-      return hash === undefined ? undefined : tronHash(hash);
+      return hash === undefined ? undefined : `0x${hash}`;
     },
 
     async write(blocks, expectedLast) {
