@@ -22,6 +22,7 @@ import { createTronTransferQueries } from "./transferQueries";
 import { tronTransferShape } from "./transferShape";
 import { createTronGrid } from "./tronGrid/tronGrid";
 import { tronIndex } from "./tronIndex";
+import { createTronWatchMatcher } from "./watchMatcher";
 
 export const tron: ChainFamily = {
   name: "tron",
@@ -48,6 +49,7 @@ export const tron: ChainFamily = {
   createTronGrid,
   transferShape: tronTransferShape,
   dayStats: tronDayStats,
+  createWatchMatcher: createTronWatchMatcher,
   subscriptions: [logsSubscription],
   summary:
     "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, newHeads and logs subscriptions over WebSocket, which java-tron lacks, and token balances and metadata (TRX, TRC-10, TRC-20).",
