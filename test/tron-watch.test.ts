@@ -119,6 +119,8 @@ function movementsOf(tx: SignedTx & { contractRet: string }, fee: bigint): Movem
     const asset = { type: "trc10" as const, contract: id, decimals: TRC10.precision, currency: TRC10.abbr };
     return [{ ...base, ...asset, to: bytesToHex(c.value.to_address), value: c.value.amount }];
   }
+  // The part-1 chain this file builds holds no creation: every other transaction is a contract call.
+  if (c.type !== "TriggerSmartContract") throw new Error(`no movements written for ${c.type}`);
   const contract = bytesToHex(c.value.contract_address);
   const out: Movement[] = [];
   if ((c.value.call_value ?? 0n) > 0n)
