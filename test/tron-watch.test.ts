@@ -308,20 +308,22 @@ describe("TRON watch filters: check, check_v2, lastBlockNumber", () => {
     const should =
       "Input should be a TRON address: base58check T... (34 characters), 41 followed by 40 hex digits, or 0x and 40 hex digits";
     const badChecksum = `${alice.base58.slice(0, -1)}${alice.base58.endsWith("1") ? "2" : "1"}`;
-    for (const [body, field] of [
-      [{ address: badChecksum }, "address"],
-      [{ address: `41${"ab".repeat(19)}` }, "address"],
-      [{ address: bob.base58, contract_address: TRC10.id }, "contract_address"],
+    // What is wrong is named: a base58check text whose checksum fails, or no address at all.
+    const checksum = `${should}; bad base58check checksum`;
+    const none = `${should}; not a TRON address`;
+    for (const [body, field, msg] of [
+      [{ address: badChecksum }, "address", checksum],
+      [{ address: `41${"ab".repeat(19)}` }, "address", none],
+      [{ address: bob.base58, contract_address: TRC10.id }, "contract_address", none],
       [
         { address: bob.base58, contract_address: `${hexToBase58(TRC20.address).slice(0, -1)}z` },
         "contract_address",
+        checksum,
       ],
     ] as const) {
       const answer = await watch("POST", "add", body);
       expect(answer.status).toBe(422);
-      expect(answer.json.detail).toEqual([
-        { loc: ["body", field], msg: should, type: "string_pattern_mismatch" },
-      ]);
+      expect(answer.json.detail).toEqual([{ loc: ["body", field], msg, type: "string_pattern_mismatch" }]);
     }
     // An account is no TRC-20 contract.
     const account = await watch("POST", "add", { address: bob.base58, contract_address: carol.base58 });
