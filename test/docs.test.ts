@@ -50,6 +50,11 @@ describe("the OpenAPI document", () => {
     expect(doc.tags.map((t: { name: string }) => t.name)).toEqual(["node", "health", "watch_filters"]);
   });
 
+  test("has no TronGrid v1 routes, nor their key header, on an EVM instance", () => {
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/v1/") || p.startsWith("/tron/"))).toEqual([]);
+    expect(doc.components.securitySchemes.tron_pro_api_key).toBeUndefined();
+  });
+
   test("has exactly the 23 REST routes, each a POST tagged node with its responses", () => {
     const rest = Object.keys(doc.paths).filter((p) => p.startsWith("/node/rest/"));
     expect(rest.sort()).toEqual(REST_ROUTES.map((r) => `/node/rest/${r}`).sort());

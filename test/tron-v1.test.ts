@@ -6,7 +6,8 @@
  * them), never read from the index: the account, its transactions, its TRC-20 rows, the events of a contract,
  * a transaction and a block; fingerprint paging walking every row once, both orders; only_confirmed against
  * the solidified block; the key as TRON-PRO-API-KEY and in the path; tronweb's event calls with the service
- * as its event server; TronGrid's error form.
+ * as its event server; TronGrid's error form; the API document's routes and their costs, each cost held
+ * against what a key with that many tokens can ask.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
@@ -18,13 +19,24 @@ import { until } from "./support/until";
 
 const SOLIDIFY_DEPTH = 4;
 const KEY = "v1-test-key";
+/**
+ * Keys with a burst of 1 to MAX_COST_CHECKED tokens (KEYS_PER_COST of each) and almost no refill: a request
+ * costs what the API document says when a key of that burst can make it, and then not even a 1-token request.
+ */
+const MAX_COST_CHECKED = 6;
+const KEYS_PER_COST = 4;
+const COST_KEYS = Array.from({ length: MAX_COST_CHECKED * KEYS_PER_COST }, (_, i) => ({
+  key: `v1-cost-${i}`,
+  burst: (i % MAX_COST_CHECKED) + 1,
+}));
 const ENV = {
   CHAIN: "NILE",
   INDEXER: "on",
   HEAD_POLL_MS: "50",
   CONFIRMATIONS: String(SOLIDIFY_DEPTH),
   INDEX_FROM_BLOCK: "0",
-  API_KEYS: KEY,
+  API_KEYS: [KEY, ...COST_KEYS.map((k) => k.key)].join(","),
+  RATE_LIMITS: COST_KEYS.map((k) => `${k.key}=0.0001/${k.burst}`).join(","),
 };
 const CATCH_UP_MS = 60_000;
 const { alice, bob, carol } = SCENARIO_KEYS;
@@ -372,5 +384,96 @@ describe("keys and errors", () => {
       status: 404,
       body: { success: false, error: "Not Found", statusCode: 404 },
     });
+  });
+});
+
+describe("the API document", () => {
+  /** A request of each route that reads nothing from the node beyond the route's cost (an empty page). */
+  const NO_NODE_READS = (): Record<string, string> => {
+    const emptyBlock = node.chain.blocks.findIndex((b) => b.number > 0 && b.txs.length === 0);
+    return {
+      "/v1/accounts/{address}": `/v1/accounts/${alice.base58}`,
+      "/v1/accounts/{address}/transactions": `/v1/accounts/${SCENARIO_KEYS.erin.base58}/transactions`,
+      "/v1/accounts/{address}/transactions/trc20": `/v1/accounts/${alice.base58}/transactions/trc20`,
+      "/v1/contracts/{address}/events": `/v1/contracts/${TRC20_BASE58}/events?event_name=Approval`,
+      "/v1/transactions/{id}/events": `/v1/transactions/${moves[0]!.tx.txID}/events`,
+      "/v1/blocks/{number}/events": `/v1/blocks/${emptyBlock}/events`,
+    };
+  };
+  const unusedCostKeys = [...COST_KEYS];
+  /** Whether `path` costs exactly `cost`: a key of that burst makes it, and has no token left after. */
+  async function costs(path: string, cost: number): Promise<void> {
+    const index = unusedCostKeys.findIndex((k) => k.burst === cost);
+    expect({ path, cost, keyLeft: index >= 0 }).toEqual({ path, cost, keyLeft: true });
+    const { key } = unusedCostKeys.splice(index, 1)[0]!;
+    const first = await v1(path, { "TRON-PRO-API-KEY": key });
+    expect({ path, status: first.status }).toEqual({ path, status: 200 });
+    const after = await v1(`/v1/accounts/${alice.base58}`, { "TRON-PRO-API-KEY": key });
+    expect({ path, after: after.body }).toEqual({
+      path,
+      after: { success: false, error: expect.any(String), statusCode: 429 },
+    });
+  }
+
+  test("lists exactly the v1 routes, tagged trongrid, each with its query parameters and TronGrid's error form", async () => {
+    const doc: any = await (await fetch(`${service.url}/swagger/json`)).json();
+    const v1Paths = Object.keys(doc.paths).filter((p) => p.startsWith("/v1/"));
+    expect(v1Paths.sort()).toEqual(Object.keys(NO_NODE_READS()).sort());
+    const tag = doc.tags.find((t: { name: string }) => t.name === "trongrid");
+    expect(tag.description).toContain("TRON-PRO-API-KEY");
+    expect(tag.description).toContain("/tron/key/<KEY>/v1/...");
+    for (const path of v1Paths) {
+      expect(Object.keys(doc.paths[path])).toEqual(["get"]);
+      const op = doc.paths[path].get;
+      expect(op.tags).toEqual(["trongrid"]);
+      expect(op.summary.length).toBeGreaterThan(0);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "404", "429"]);
+      expect(op.responses["400"].content["application/json"].schema.required).toEqual([
+        "success",
+        "error",
+        "statusCode",
+      ]);
+    }
+    const names = (path: string, where: string) =>
+      doc.paths[path].get.parameters.filter((p: any) => p.in === where).map((p: any) => p.name);
+    expect(names("/v1/accounts/{address}", "path")).toEqual(["address"]);
+    expect(names("/v1/accounts/{address}", "query")).toEqual(["only_confirmed"]);
+    expect(names("/v1/transactions/{id}/events", "query")).toEqual(["only_confirmed", "only_unconfirmed"]);
+    expect(names("/v1/blocks/{number}/events", "query")).toEqual([
+      "only_confirmed",
+      "only_unconfirmed",
+      "limit",
+      "fingerprint",
+    ]);
+    const trc20 = names("/v1/accounts/{address}/transactions/trc20", "query");
+    for (const name of ["contract_address", "only_to", "only_from", "limit", "fingerprint", "order_by"]) {
+      expect(trc20).toContain(name);
+    }
+    expect(names("/v1/contracts/{address}/events", "query")).toContain("event_name");
+    expect(doc.components.securitySchemes.tron_pro_api_key).toEqual({
+      type: "apiKey",
+      in: "header",
+      name: "TRON-PRO-API-KEY",
+    });
+  });
+
+  test("each route costs what its description says, at the default limit and at the largest", async () => {
+    const doc: any = await (await fetch(`${service.url}/swagger/json`)).json();
+    for (const [path, request] of Object.entries(NO_NODE_READS())) {
+      const description: string = doc.paths[path].get.description;
+      const said =
+        /^Costs (\d+) rate-limit tokens?(?: at the default limit, up to (\d+) at the largest)?/.exec(
+          description,
+        );
+      expect({ path, description, said: said !== null }).toEqual({ path, description, said: true });
+      await costs(request, Number(said![1]));
+      if (said![2] !== undefined) {
+        await costs(`${request}${request.includes("?") ? "&" : "?"}limit=200`, Number(said![2]));
+      }
+    }
+    // The routes that read the node as they go say so.
+    expect(doc.paths["/v1/accounts/{address}/transactions"].get.description).toContain(
+      "2 more for each transaction on the page",
+    );
   });
 });

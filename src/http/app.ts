@@ -33,7 +33,7 @@ import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { type Status, statusRoutes } from "./status";
 import { streamRoutes } from "./stream";
-import { tronGridRoutes } from "./tronGrid/tronGridRoutes";
+import { tronGridRouteDocs, tronGridRoutes } from "./tronGrid/tronGridRoutes";
 import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
 export type Routes = Record<string, Partial<Record<"GET" | "POST" | "DELETE", Handler>>>;
@@ -130,6 +130,7 @@ export function createApp(deps: {
           notServed: deps.unserved?.summary,
           esplora: deps.esplora ? esploraRouteDocs() : undefined,
           nodePaths: deps.nodePaths,
+          tronGrid: deps.tronGrid ? tronGridRouteDocs() : undefined,
         }),
         { head, family: deps.examples },
       ),

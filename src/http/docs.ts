@@ -14,6 +14,7 @@ import { json } from "./answer";
 import type { EsploraRouteDoc } from "./esplora/esploraRoutes";
 import type { RouteSpec } from "./routes";
 import { StreamBody } from "./stream";
+import type { TronGridRouteDoc } from "./tronGrid/tronGridRoutes";
 
 export const API_VERSION = "0.1.0";
 
@@ -192,6 +193,8 @@ export interface DocsAbout {
   esplora?: readonly EsploraRouteDoc[];
   /** The family's node API at the node's own paths (http/nodePaths.ts), where it has one. */
   nodePaths?: NodePaths;
+  /** TronGrid's v1 API's routes (http/tronGrid/), where the instance serves it. */
+  tronGrid?: readonly TronGridRouteDoc[];
 }
 
 /** The route specs' tags, as the document lists them. */
@@ -222,6 +225,7 @@ export function buildOpenApi(
     healthPaths(healthSchema),
     esploraPaths(about.esplora ?? []),
     nodeApiPaths(about.nodePaths),
+    tronGridPaths(about.tronGrid ?? []),
   ]) {
     for (const [path, item] of Object.entries(part)) paths[path] = { ...paths[path], ...item };
   }
@@ -247,6 +251,7 @@ export function buildOpenApi(
         .map(([name, description]) => ({ name, description })),
       ...(about.esplora?.length ? [{ name: "esplora", description: ESPLORA_TAG }] : []),
       ...(about.nodePaths ? [{ name: "node api", description: NODE_API_TAG }] : []),
+      ...(about.tronGrid?.length ? [{ name: "trongrid", description: TRONGRID_TAG }] : []),
     ],
     paths: hoistedPaths,
     components: {
@@ -254,7 +259,7 @@ export function buildOpenApi(
       securitySchemes: {
         api_key_query: { type: "apiKey", in: "query", name: "api_key" },
         api_key_header: { type: "apiKey", in: "header", name: "x-api-key" },
-        ...(about.nodePaths
+        ...(about.nodePaths || about.tronGrid?.length
           ? { tron_pro_api_key: { type: "apiKey", in: "header", name: "TRON-PRO-API-KEY" } }
           : {}),
       },
@@ -571,6 +576,90 @@ function nodeApiPaths(nodePaths: NodePaths | undefined): Paths {
     paths[path.path] = path.write
       ? { post: operation("post") }
       : { get: operation("get"), post: operation("post") };
+  }
+  return paths;
+}
+
+const TRONGRID_TAG =
+  "TronGrid's v1 API (its paths, query parameters, envelope {data, success, meta}, fingerprint paging and errors {success: false, error, statusCode}), answered from the service's index of the chain and its node, so TronGrid's clients (tronweb's event calls) take this service's URL. The key may ride in TronGrid's TRON-PRO-API-KEY header, or in the path: /tron/key/<KEY>/v1/... (clients that take a base URL only). Each route's cost in rate-limit tokens is in its description.";
+const TRONGRID_ERROR = {
+  type: "object",
+  properties: {
+    success: { const: false },
+    error: { type: "string" },
+    statusCode: { type: "integer" },
+  },
+  required: ["success", "error", "statusCode"],
+};
+const TRONGRID_PAGE = {
+  type: "object",
+  properties: {
+    data: { type: "array", items: { type: "object" } },
+    success: { const: true },
+    meta: {
+      type: "object",
+      properties: {
+        at: { type: "integer", description: "when it answered, in ms" },
+        page_size: { type: "integer" },
+        fingerprint: { type: "string", description: "where there is a next page: its fingerprint" },
+        links: { type: "object", properties: { next: { type: "string" } } },
+      },
+      required: ["at", "page_size"],
+    },
+  },
+  required: ["data", "success", "meta"],
+};
+const tronGridError = (description: string) => ({
+  description,
+  content: { "application/json": { schema: TRONGRID_ERROR } },
+});
+
+/** What a TronGrid route costs, in words. */
+function tronGridCost(route: TronGridRouteDoc): string {
+  const tokens = (n: number) => `${n} rate-limit token${n === 1 ? "" : "s"}`;
+  const byLimit =
+    route.maxCost === route.cost ? "" : ` at the default limit, up to ${route.maxCost} at the largest`;
+  return `Costs ${tokens(route.cost)}${byLimit}${route.charges ? `, and ${route.charges}` : ""}.`;
+}
+
+/** TronGrid's v1 API's routes: GET, TronGrid's envelope, TronGrid's error form. */
+function tronGridPaths(routes: readonly TronGridRouteDoc[]): Paths {
+  const paths: Paths = {};
+  for (const route of routes) {
+    const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      name,
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    const inQuery = route.query.map(({ name, description }) => ({
+      name,
+      in: "query",
+      description,
+      schema: { type: "string" },
+    }));
+    paths[route.path] = {
+      get: {
+        tags: ["trongrid"],
+        summary: route.summary,
+        description: tronGridCost(route),
+        operationId: `trongrid${route.path.slice("/v1".length).replace(/[^\w]+/g, "_")}`,
+        security: [...security, { tron_pro_api_key: [] }],
+        parameters: [...inPath, ...inQuery],
+        responses: {
+          "200": {
+            description: "TronGrid's envelope: the page's rows in data",
+            content: { "application/json": { schema: TRONGRID_PAGE } },
+          },
+          "400": tronGridError(
+            'A parameter TronGrid refuses, named ("A valid account address is required.", ...)',
+          ),
+          "401": tronGridError("No valid API key"),
+          "404": tronGridError("Not found (a block the index does not hold)"),
+          "429": tronGridError("Rate limited"),
+        },
+      },
+    };
   }
   return paths;
 }

@@ -36,13 +36,13 @@ export function curlCommands(block: string): string[] {
 }
 
 /**
- * A README command against a service: the port 8000 it names replaced by the service's, the key added.
- * Spawned, not spawnSync: the service answers on this process's event loop. Its answer, parsed.
+ * A README command against a service: the port 8000 it names replaced by the service's, the key added (none
+ * for a command that carries its own, in its path). Spawned, not spawnSync: the service answers on this
+ * process's event loop. Its answer, parsed.
  */
-export async function runCurl(command: string, serviceUrl: string, key: string): Promise<any> {
-  const keyed = command
-    .replaceAll("localhost:8000", `127.0.0.1:${new URL(serviceUrl).port}`)
-    .replace("curl -s ", `curl -s -H 'x-api-key: ${key}' `);
+export async function runCurl(command: string, serviceUrl: string, key: string | undefined): Promise<any> {
+  const local = command.replaceAll("localhost:8000", `127.0.0.1:${new URL(serviceUrl).port}`);
+  const keyed = key === undefined ? local : local.replace("curl -s ", `curl -s -H 'x-api-key: ${key}' `);
   const child = Bun.spawn(["bash", "-c", keyed], { stdout: "pipe" });
   const out = await new Response(child.stdout).text();
   expect(await child.exited).toBe(0);

@@ -64,6 +64,10 @@ interface Asked {
 
 interface TronGridRoute<I> {
   path: string;
+  /** What it answers, for the API document (tronGridRouteDocs). */
+  summary: string;
+  /** What it charges beyond its cost as it reads from the node, for the API document. */
+  charges?: string;
   /** The request's params checked (a BadRequestError as TronGrid words it), and its cost. */
   input(asked: Asked): { input: I; cost: number };
   answer(input: I, charge: ChargeReads): Promise<TronGridPage>;
@@ -95,30 +99,40 @@ function milliseconds(query: URLSearchParams, name: string): bigint | undefined 
   return BigInt(value);
 }
 
-/** What every paged route takes: confirmation, time, order, limit, fingerprint. */
-function rangeOf(query: URLSearchParams): TronGridRange {
+/** only_confirmed / only_unconfirmed: at most one of them. */
+function confirmationOf(query: URLSearchParams): TronGridRange["confirmation"] {
   const confirmed = bool(query, "only_confirmed", false);
   const unconfirmed = bool(query, "only_unconfirmed", false);
   if (confirmed && unconfirmed) {
     throw new BadRequestError("only_confirmed and only_unconfirmed cannot be both true.");
   }
+  return confirmed ? "confirmed" : unconfirmed ? "unconfirmed" : "any";
+}
+
+/** What every page takes: confirmation, limit, fingerprint. */
+function pageOf(query: URLSearchParams): Pick<TronGridRange, "confirmation" | "limit" | "fingerprint"> {
+  const confirmation = confirmationOf(query);
   const limitText = param(query, "limit");
   const limit = limitText === undefined || limitText === "" ? DEFAULT_LIMIT : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT || !/^\d+$/.test(limitText ?? "20")) {
     throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}.`);
   }
+  const fingerprint = param(query, "fingerprint");
+  return { confirmation, limit, fingerprint: fingerprint === "" ? undefined : fingerprint };
+}
+
+/** What every listing over time takes: a page's, and the time bounds and order. */
+function rangeOf(query: URLSearchParams): TronGridRange {
+  const page = pageOf(query);
   const orderBy = (param(query, "order_by") ?? "block_timestamp,desc").replace(/\s/g, "");
   const order = /^(?:block_)?timestamp,(asc|desc)$/.exec(orderBy)?.[1] as "asc" | "desc" | undefined;
   if (order === undefined)
     throw new BadRequestError("order_by must be block_timestamp,desc or block_timestamp,asc.");
-  const fingerprint = param(query, "fingerprint");
   return {
-    confirmation: confirmed ? "confirmed" : unconfirmed ? "unconfirmed" : "any",
+    ...page,
     minTimestamp: milliseconds(query, "min_timestamp"),
     maxTimestamp: milliseconds(query, "max_timestamp"),
     order,
-    limit,
-    fingerprint: fingerprint === "" ? undefined : fingerprint,
   };
 }
 
@@ -141,6 +155,7 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
   return [
     route({
       path: "/accounts/:address",
+      summary: "An account as the node holds it (`/wallet/getaccount`), or no data for one it does not have.",
       input: ({ params, query }) => ({
         input: { address: account(params), confirmed: bool(query, "only_confirmed", false) },
         cost: COST.account,
@@ -152,6 +167,9 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
     }),
     route({
       path: "/accounts/:address/transactions",
+      summary:
+        "An account's transactions from the index (as owner or receiver), each the node's transaction with its info's figures.",
+      charges: "2 more for each transaction on the page (it and its info, read from the node)",
       input: ({ params, query }) => ({
         input: {
           ...rangeOf(query),
@@ -165,6 +183,8 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
     }),
     route({
       path: "/accounts/:address/transactions/trc20",
+      summary:
+        "An account's TRC-20 transfers and approvals from the index, with the token's symbol, name and decimals.",
       input: ({ params, query }) => {
         const range = rangeOf(query);
         const contract = param(query, "contract_address");
@@ -182,6 +202,9 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
     }),
     route({
       path: "/contracts/:address/events",
+      summary:
+        "A contract's TRC-20 and TRC-721 Transfer and Approval events, chosen by the index (no ABI is read: other events are not listed).",
+      charges: "1 more for each transaction on the page (its info, read from the node)",
       input: ({ params, query }) => {
         const range = rangeOf(query);
         const block = param(query, "block_number");
@@ -201,10 +224,11 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
     }),
     route({
       path: "/transactions/:id/events",
+      summary: "A transaction's TRC-20 and TRC-721 Transfer and Approval events, from its info's logs.",
       input: ({ params, query }) => {
         if (!TXID.test(params.id ?? "")) throw new BadRequestError("A valid transaction id is required.");
         return {
-          input: { txid: params.id!.toLowerCase(), confirmation: rangeOf(query).confirmation },
+          input: { txid: params.id!.toLowerCase(), confirmation: confirmationOf(query) },
           cost: COST.transactionEvents,
         };
       },
@@ -215,16 +239,15 @@ function tronGridRouteTable(source: TronGridSource, addresses: AddressCodec): Tr
     }),
     route({
       path: "/blocks/:number/events",
+      summary:
+        "A block's TRC-20 and TRC-721 Transfer and Approval events (`latest`: the index's last block), from its transaction infos.",
+      charges: "1 more for each 100 of the block's transactions (their infos, read from the node)",
       input: ({ params, query }) => {
         const which = params.number ?? "";
         if (which !== "latest" && !DIGITS.test(which))
           throw new BadRequestError("A valid block number is required.");
-        const { confirmation, limit, fingerprint } = rangeOf(query);
         return {
-          input: {
-            block: which === "latest" ? ("latest" as const) : BigInt(which),
-            page: { confirmation, limit, fingerprint },
-          },
+          input: { block: which === "latest" ? ("latest" as const) : BigInt(which), page: pageOf(query) },
           cost: COST.blockEvents,
         };
       },
@@ -308,4 +331,85 @@ export function tronGridRoutes(options: {
   out[`${V1}/*`] = { GET: unknown };
   out[`${KEYED_PREFIX}/*`] = { GET: unknown };
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The API document's view of the routes (http/docs.ts)
+
+/** What each query parameter a route reads means (snake_case; its camelCase name is taken too). */
+const QUERY_DOCS: Record<string, string> = {
+  only_confirmed: "true: only what is at or below the solidified block",
+  only_unconfirmed: "true: only what is above the solidified block",
+  min_timestamp: "the earliest block time, in ms (included)",
+  min_block_timestamp: "the same as min_timestamp",
+  max_timestamp: "the latest block time, in ms (included)",
+  max_block_timestamp: "the same as max_timestamp",
+  order_by: "block_timestamp,desc (default) or block_timestamp,asc",
+  limit: `rows a page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT})`,
+  fingerprint: "the next page: meta.fingerprint of the page before",
+  only_to: "true: only where the account receives",
+  only_from: "true: only where the account sends",
+  search_internal: "false: leave out transactions the account is in only through internal transactions",
+  contract_address: "only this TRC-20 contract's",
+  event_name: "only events of this name (Transfer, Approval)",
+  block_number: "only events of this block",
+};
+
+/** A path param that passes each route's checks, to read what it costs (no request is answered). */
+const DOC_PATH_PARAMS: Params = { address: "T", id: "0".repeat(64), number: "latest" };
+
+/** The query each route is given for its document: it answers nothing, and notes the names asked of it. */
+class NotedQuery extends URLSearchParams {
+  readonly names = new Set<string>();
+  override get(name: string): string | null {
+    // A camelCase name is the same parameter's other spelling (param above).
+    if (!/[A-Z]/.test(name)) this.names.add(name);
+    return super.get(name);
+  }
+}
+
+/** A route as the API document shows it: its path, what it answers, what it takes and costs. */
+export interface TronGridRouteDoc {
+  /** In OpenAPI's form: `/v1/accounts/{address}`. */
+  path: string;
+  summary: string;
+  query: { name: string; description: string }[];
+  /** Rate-limit tokens at the default limit, and at MAX_LIMIT (the same for a route without pages). */
+  cost: number;
+  maxCost: number;
+  /** What it charges beyond as it reads from the node. */
+  charges?: string;
+}
+
+/**
+ * Every route, for the API document: the query parameters each reads and what it costs are read from the
+ * route itself (its input step, given an empty query and one of MAX_LIMIT rows), so the document cannot
+ * drift from what is served.
+ */
+export function tronGridRouteDocs(): TronGridRouteDoc[] {
+  const codec = { canonical: (value: string) => value } as AddressCodec;
+  return tronGridRouteTable({} as TronGridSource, codec).map((spec) => {
+    const url = new URL(`http://docs${V1}${spec.path}`);
+    const asked = new NotedQuery();
+    const { cost } = spec.input({ params: DOC_PATH_PARAMS, query: asked, url });
+    const maxCost = spec.input({
+      params: DOC_PATH_PARAMS,
+      query: new URLSearchParams({ limit: `${MAX_LIMIT}` }),
+      url,
+    }).cost;
+    const query = [...asked.names].map((name) => {
+      const description = QUERY_DOCS[name];
+      if (description === undefined)
+        throw new Error(`${V1}${spec.path} reads ${name}, which QUERY_DOCS does not describe`);
+      return { name, description };
+    });
+    return {
+      path: `${V1}${spec.path.replace(/:(\w+)/g, "{$1}")}`,
+      summary: spec.summary,
+      query,
+      cost,
+      maxCost,
+      ...(spec.charges ? { charges: spec.charges } : {}),
+    };
+  });
 }
