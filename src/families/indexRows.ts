@@ -134,3 +134,36 @@ export async function storedHash(sql: Sql, number: bigint): Promise<string | und
     await sql`select encode(hash, 'hex') as hash from blocks where number = ${text(number)}::bigint`;
   return row ? (row.hash as string) : undefined;
 }
+
+/**
+ * The days' active addresses, from the blocks' `block_addresses` (the EVM and TRON indexes keep the same
+ * `day_addresses` and `daily_stats.active_addresses`): an address is new to its day when its row is inserted
+ * rather than updated (xmax = 0).
+ */
+export async function addDayAddresses(tx: Tx, first: string, last: string): Promise<void> {
+  await tx`with touched as (
+      insert into day_addresses as d (day, address, blocks)
+      select b.day, a.address, count(*) from block_addresses a join blocks b on b.number = a.block_number
+      where a.block_number between ${first}::bigint and ${last}::bigint group by b.day, a.address
+      on conflict (day, address) do update set blocks = d.blocks + excluded.blocks
+      returning d.day, d.xmax = 0 as fresh)
+    update daily_stats s set active_addresses = s.active_addresses + f.n
+    from (select day, count(*) as n from touched where fresh group by day) f where s.day = f.day`;
+}
+
+/**
+ * Takes the blocks from `from` up out of their days' `day_addresses` (an address none of its day's other
+ * blocks touches leaves it); the days those blocks fall on, whose figures the caller makes again.
+ */
+export async function removeDayAddresses(tx: Tx, from: string): Promise<string[]> {
+  const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
+    (r) => r.day as string,
+  );
+  if (days.length === 0) return days;
+  await tx`update day_addresses d set blocks = d.blocks - g.n
+    from (select b.day, a.address, count(*) as n from block_addresses a join blocks b on b.number = a.block_number
+      where a.block_number >= ${from}::bigint group by b.day, a.address) g
+    where d.day = g.day and d.address = g.address`;
+  await tx`delete from day_addresses where day = any(${days}::date[]) and blocks <= 0`;
+  return days;
+}

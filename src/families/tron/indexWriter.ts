@@ -7,12 +7,14 @@
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
 import {
+  addDayAddresses,
   encodeRows,
   fenceRewind,
   fenceWrite,
   indexerState,
   indexTable,
   insertRows,
+  removeDayAddresses,
   startIndexerState,
   storedHash,
   type Tx,
@@ -245,29 +247,10 @@ async function addDailyStats(tx: Tx, first: string, last: string): Promise<void>
       ${tx.unsafe(SUM_ADD)}`;
 }
 
-/** The days' active addresses: an address is new to its day when its row is inserted rather than updated (xmax = 0). */
-async function addDayAddresses(tx: Tx, first: string, last: string): Promise<void> {
-  await tx`with touched as (
-      insert into day_addresses as d (day, address, blocks)
-      select b.day, a.address, count(*) from block_addresses a join blocks b on b.number = a.block_number
-      where a.block_number between ${first}::bigint and ${last}::bigint group by b.day, a.address
-      on conflict (day, address) do update set blocks = d.blocks + excluded.blocks
-      returning d.day, d.xmax = 0 as fresh)
-    update daily_stats s set active_addresses = s.active_addresses + f.n
-    from (select day, count(*) as n from touched where fresh group by day) f where s.day = f.day`;
-}
-
 /** Removes blocks from `from` up, every row of theirs, and makes their days' figures again from what remains. */
 async function removeFrom(tx: Tx, from: string): Promise<void> {
-  const days = (await tx`select distinct day::text as day from blocks where number >= ${from}::bigint`).map(
-    (r) => r.day as string,
-  );
+  const days = await removeDayAddresses(tx, from);
   if (days.length === 0) return;
-  await tx`update day_addresses d set blocks = d.blocks - g.n
-    from (select b.day, a.address, count(*) as n from block_addresses a join blocks b on b.number = a.block_number
-      where a.block_number >= ${from}::bigint group by b.day, a.address) g
-    where d.day = g.day and d.address = g.address`;
-  await tx`delete from day_addresses where day = any(${days}::date[]) and blocks <= 0`;
   for (const table of BLOCK_TABLES) await tx`delete from ${tx(table)} where block_number >= ${from}::bigint`;
   await tx`delete from blocks where number >= ${from}::bigint`;
   await tx`delete from daily_stats where day = any(${days}::date[])`;
