@@ -167,7 +167,8 @@ export const filterResult = (types: readonly string[]) =>
     },
     { title: "FilterResult" },
   );
-export const FilterResult = filterResult(["trx", "erc20", "trc20", "approval"]);
+/** The result types of the EVM family (the interface's FilterType); a family may give others (WatchMatcher.types). */
+export const EVM_FILTER_TYPES = ["trx", "erc20", "trc20", "approval"] as const;
 
 export const ValidationErrorItem = T.Object(
   { loc: T.Array(T.Union([T.String(), T.Integer()])), msg: Str, type: Str },

@@ -1,13 +1,11 @@
 /** Watch-filter routes (docs/interface.md §5). */
-import { Type as T } from "@sinclair/typebox";
-import { Address, FilterInfo, FilterResult, filterResult } from "../schemas";
+import { Type as T, type TSchema } from "@sinclair/typebox";
+import { Address, FilterInfo, filterResult } from "../schemas";
 import type { WatchFilters } from "../watch/watchFilters";
 import type { RouteSpec } from "./routes";
 
 const TAG = "watch_filters";
-const Filters = (item: typeof FilterInfo | typeof FilterResult) => T.Object({ filters: T.Array(item) });
-/** A coin's chain (no token contracts): its results are coin movements, and a filter names no contract. */
-const CoinFilterResult = filterResult(["trx"]);
+const Filters = (item: TSchema) => T.Object({ filters: T.Array(item) });
 /** The list, and the `error` member that ends one cut short once its answer began (docs/interface.md §5.2). */
 const AllFilters = T.Object({
   filters: T.Array(FilterInfo),
@@ -24,7 +22,8 @@ const CheckBody = T.Object({
 });
 
 export function watchFilterRouteSpecs(watch: WatchFilters): RouteSpec[] {
-  const results = Filters(watch.contracts ? FilterResult : CoinFilterResult);
+  // The family's result types (a coin's chain: `trx` only, and a filter names no contract).
+  const results = Filters(filterResult(watch.types));
   const contract = watch.contracts
     ? T.Optional(T.Union([Address, T.Null()]))
     : T.Optional(

@@ -5,6 +5,9 @@
  * result of a transaction as it enters the mempool (`block` null, `"pending": true`), and that result again
  * with `"removed": true` if the transaction leaves the mempool unmined; a mined one's result comes as every
  * block's does. One mempool follower (the family's PendingFeed) runs while a pending subscription does.
+ * A reorg that drops blocks whose results were sent (where blocks are published before they are final:
+ * TRON's, watch/watchMatcher.ts `followsHead`; elsewhere a reorg deeper than CONFIRMATIONS) sends those
+ * results again with `"removed": true` (lowest block first, as `logs` does), then the new branch's.
  */
 import type { ChainInfo } from "../blockchain";
 import { hashDigits } from "../blockHeader";
@@ -26,6 +29,11 @@ import type {
 const WATCH_POLL_MS = 1_000;
 /** The most processed blocks one pass sends, so a long backlog does not hold the others. */
 const WATCH_BLOCKS_PER_PASS = 100;
+/**
+ * Blocks whose sent results a group keeps for a reorg's `removed`, above the final block: more than any
+ * chain's finality depth (TRON's 19 blocks, Ethereum's 64-96).
+ */
+const SENT_BLOCKS_KEPT = 256;
 
 export type WatchVersion = "v1" | "v2";
 
@@ -97,6 +105,8 @@ interface WatchGroup {
   members: Set<Subscription<WatchOptions>>;
   /** The last block whose results were sent; undefined until `ready` has read where to start. */
   lastSent: bigint | undefined;
+  /** The results sent of blocks not yet final, by block (oldest first): what a reorg sends as removed. */
+  sent: Map<bigint, unknown[]>;
   ready: Promise<void>;
 }
 
@@ -148,13 +158,33 @@ function openWatch(
   let watchAgain = false;
   let stopped = false;
   const mempool = openPending(watch, watchGroups, notify, log);
-  /** Groups that sent blocks a reorg dropped go back to the fork. */
+  /**
+   * Groups that sent blocks a reorg dropped go back to the fork, and send what they sent of those blocks
+   * again with `"removed": true` in the order they were sent (lowest block first, as the `logs` kind does).
+   */
   function rewindTo(change: ChainChange) {
     const fork = change.removed[0]?.number;
     if (fork === undefined) return;
     for (const group of watchGroups.values()) {
+      const dropped = [...group.sent.keys()].filter((n) => n >= fork);
+      for (const block of dropped) {
+        for (const result of group.sent.get(block)!) {
+          const text = toJson({ ...(result as object), removed: true });
+          for (const member of group.members) notify(member, text);
+        }
+        group.sent.delete(block);
+      }
       if (group.lastSent !== undefined && group.lastSent >= fork) group.lastSent = fork - 1n;
     }
+  }
+
+  /** Keeps a sent block's results while a reorg may drop it (final blocks' are let go). */
+  function remember(group: WatchGroup, block: bigint, results: unknown[]) {
+    const final = context.head.finalized() ?? -1n;
+    for (const n of group.sent.keys()) {
+      if (n <= final || group.sent.size >= SENT_BLOCKS_KEPT) group.sent.delete(n);
+    }
+    if (block > final && results.length > 0) group.sent.set(block, results);
   }
 
   function pumpWatch() {
@@ -190,6 +220,7 @@ function openWatch(
         const text = toJson(result);
         for (const member of group.members) notify(member, text);
       }
+      remember(group, block, results);
       group.lastSent = block;
     }
     if (end < last) watchAgain = true;
@@ -212,6 +243,7 @@ function openWatch(
         options: subscription.options,
         members: new Set(),
         lastSent: undefined,
+        sent: new Map(),
         // Notifications start with the block after the last one processed now.
         ready: watch.lastBlockNumber().then((last) => {
           made.lastSent = last;

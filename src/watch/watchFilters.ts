@@ -20,7 +20,7 @@ import {
 } from "../errors";
 import { rfc3339, toJson } from "../json";
 import type { Logger } from "../log";
-import type { FilterInfo } from "../schemas";
+import { EVM_FILTER_TYPES, type FilterInfo } from "../schemas";
 import type { FilterResultOut, ProcessedBlock, WatchMatcher, WatchVersion } from "./watchMatcher";
 
 /** Results of one check call; a client pages with `offset` until it gets fewer. */
@@ -42,6 +42,8 @@ export interface WatchFilters {
   /** The chain's name, and whether a filter may name a token contract (the routes' schemas say which). */
   readonly chain: string;
   readonly contracts: boolean;
+  /** The result types the family gives (the routes' schemas list them). */
+  readonly types: readonly string[];
   /** The last processed block as /watch_filters/lastBlockNumber answers it (-1 before any). */
   lastBlockNumber(): Promise<{ block_number: number }>;
   add(caller: Caller, body: FilterBody): Promise<{ filter_id: string }>;
@@ -66,6 +68,9 @@ export interface WatchFilters {
     version: WatchVersion,
   ): Promise<{ hash: string; results: FilterResultOut[] }>;
 }
+
+/** The result types where filters name no contract (a coin's chain). */
+const COIN_TYPES = ["trx"] as const;
 
 export function createWatchFilters(options: {
   filters: FilterStore;
@@ -121,10 +126,11 @@ export function createWatchFilters(options: {
     return `],"error":${toJson({ detail: e.detail })}}`;
   }
 
-  /** The last block whose results are published: indexed, and CONFIRMATIONS deep. */
+  /** The last block whose results are published: indexed, and CONFIRMATIONS deep (or indexed: followsHead). */
   async function lastBlockNumber(): Promise<{ first: bigint; last: bigint }> {
     const progress = await blocks.progress();
     if (!progress) return { first: 0n, last: -1n };
+    if (matcher.followsHead) return progress;
     // The last head seen, fresh or not: a stale head must not let a block under the depth be published.
     const top = head.headBlock()?.number;
     const deep = top === undefined ? -1n : top - BigInt(chain.confirmations);
@@ -152,17 +158,25 @@ export function createWatchFilters(options: {
   return {
     chain: chain.blockchain,
     contracts: matcher.contracts !== false,
+    types: matcher.types ?? (matcher.contracts === false ? COIN_TYPES : EVM_FILTER_TYPES),
     async lastBlockNumber() {
       return { block_number: Number((await lastBlockNumber()).last) };
     },
 
     async add(caller, body) {
       // Where the chain has no token contracts, the route's schema took null only (http/watchFilterRoutes.ts).
-      const contract = body.contract_address;
+      const named = body.contract_address;
+      const contract = named === null || named === undefined ? null : stored(named, "contract_address");
+      const refused = contract && (await matcher.refusesContract?.(contract));
+      if (refused) {
+        throw new RequestValidationError([
+          { loc: ["body", "contract_address"], msg: refused, type: "value_error" },
+        ]);
+      }
       const filterId = await filters.add(
         caller.keyHash,
         stored(body.address, "address"),
-        contract === null || contract === undefined ? null : stored(contract, "contract_address"),
+        contract,
         body.with_approval ?? false,
         maxFilters,
       );

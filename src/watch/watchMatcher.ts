@@ -8,9 +8,10 @@ import type { Static } from "@sinclair/typebox";
 import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
 import type { Engine } from "../engine/engineApi";
-import type { FilterResult } from "../schemas";
+import type { filterResult } from "../schemas";
 
-export type FilterResultOut = Static<typeof FilterResult>;
+/** A result as a family writes it: its `type` one of the family's (`WatchMatcher.types`). */
+export type FilterResultOut = Static<ReturnType<typeof filterResult>>;
 
 /** check's results (v1), or check_v2's (v2): the family adds what it reads besides its index. */
 export type WatchVersion = "v1" | "v2";
@@ -35,6 +36,23 @@ export interface WatchMatcher {
    * Bitcoin family): such a filter is refused (422 naming the chain). Unsaid: true.
    */
   readonly contracts?: boolean;
+  /**
+   * The result types it gives, as the API document lists them. Unsaid: the EVM's (`trx`, `erc20`, `trc20`,
+   * `approval`) where filters name contracts, `trx` where they do not.
+   */
+  readonly types?: readonly string[];
+  /**
+   * true: a block's results are published as soon as the index holds it (`lastBlockNumber` the index's last
+   * block, TRON's: design §14), so a reorg can drop results already published; the `watch_filters`
+   * subscription sends those again with `"removed": true`. Unsaid: blocks are published `CONFIRMATIONS`
+   * deep (docs/interface.md §5.3).
+   */
+  readonly followsHead?: boolean;
+  /**
+   * Why a filter may not name this contract (the index's bytes of it), as the 422's message; undefined: it
+   * may. Unsaid: any address may be named.
+   */
+  refusesContract?(contract: Uint8Array): Promise<string | undefined>;
   /**
    * A processed block's results for the filters registered under `keyHash` (db/filterStore.ts; null in
    * open mode), in the order check and check_v2 page them; only `page` of them when given.

@@ -166,7 +166,7 @@ const REFUSALS: readonly [RegExp, string][] = [
 const SUBSCRIPTION_REFUSALS: ReadonlyMap<string, string> = new Map([
   [
     "newPendingTransactions",
-    "java-tron has no pending transactions to show (its JSON-RPC has no transaction pool); subscribe to newHeads or logs",
+    "java-tron has no pending transactions to show (its JSON-RPC has no transaction pool); subscribe to newHeads, logs or watch_filters",
   ],
 ]);
 

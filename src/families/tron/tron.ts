@@ -20,6 +20,7 @@ import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtoc
 import { createTronTransferQueries } from "./transferQueries";
 import { tronTransferShape } from "./transferShape";
 import { tronIndex } from "./tronIndex";
+import { createTronWatchMatcher } from "./watchMatcher";
 
 export const tron: ChainFamily = {
   name: "tron",
@@ -45,6 +46,7 @@ export const tron: ChainFamily = {
   createTransferQueries: createTronTransferQueries,
   transferShape: tronTransferShape,
   dayStats: tronDayStats,
+  createWatchMatcher: createTronWatchMatcher,
   subscriptions: [logsSubscription],
   summary:
     "java-tron's JSON-RPC (blocks, transactions, receipts, logs, calls) cached by the solidified block, its HTTP API at the node's own paths (/wallet/..., /walletsolidity/...) for tronweb, and newHeads and logs subscriptions over WebSocket, which java-tron lacks.",
