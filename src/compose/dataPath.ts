@@ -24,6 +24,7 @@ import type { FamilyOperations, Guarded } from "../operations/familyOperations";
 import { createStatsOperations } from "../operations/stats";
 import { createOperationTable, type OperationTable } from "../operations/table";
 import { createTransferOperations } from "../operations/transfers";
+import type { TronGridSource } from "../operations/tronGridSource";
 import { createSubscriptions, type Subscriptions } from "../realtime/subscriptions";
 import type { UpstreamPool } from "../upstream/pool";
 import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
@@ -42,6 +43,8 @@ export interface DataPath {
   indexer?: Indexer;
   /** What the Esplora API reads (http/esplora/); undefined where the family serves none. */
   esplora?: EsploraSource;
+  /** What TronGrid's v1 API reads (http/tronGrid/); undefined where the family serves none. */
+  tronGrid?: TronGridSource;
   /**
    * Resolves once the family's mempool follower has read the node's mempool once (bounded: a pass), so that
    * a start in front of a small mempool answers it from the first request; at once where there is none.
@@ -208,6 +211,14 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
   });
   const ready = mempool?.ready() ?? Promise.resolve();
   if (!family.index) return { engine, table, watch, subscriptions, esplora, ready };
+  // TronGrid's v1 API's reads: callers' reads of the index, so on the replica where there is one.
+  const tronGrid = family.createTronGrid?.({
+    engine,
+    sql: database.read,
+    guard: (queries) => guarded(queries, "all"),
+    finalized: () => head.finalized(),
+    log,
+  });
   const indexer = startIndexer({
     sql: database.sql,
     exclusive: database.embedded,
@@ -223,5 +234,5 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     events: indexerEvents(metrics, () => subscriptions.processed()),
   });
   lifetime.defer(() => indexer.stop());
-  return { engine, table, watch, subscriptions, indexer, esplora, ready };
+  return { engine, table, watch, subscriptions, indexer, esplora, tronGrid, ready };
 }

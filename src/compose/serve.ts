@@ -66,7 +66,7 @@ function buildApp(
 ): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
-  const { table, watch, subscriptions, esplora } = parts.data;
+  const { table, watch, subscriptions, esplora, tronGrid } = parts.data;
   const { link } = parts;
   return createApp({
     table,
@@ -76,6 +76,7 @@ function buildApp(
       addresses: chainAddresses(family, chain),
       utxoMax: config.utxoMax,
     },
+    tronGrid: tronGrid && { source: tronGrid, addresses: chainAddresses(family, chain) },
     guard: parts.guard,
     health,
     status,
@@ -153,7 +154,7 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
       })),
       ...(nodePaths?.paths ?? []).map((path) => ({ name: path.path, transports: ["node_path"] })),
     ],
-    // A route served twice, with the key in its path (the Esplora API's), counts under its own name.
+    // A route served twice, with the key in its path (the Esplora and TronGrid APIs'), counts under its own name.
     routes: Object.keys(app.routes).filter((route) => !route.includes("/key/:key/")),
     cacheTiers: parts.tiers.tiers,
     subscriptionKinds: subscriptions.kinds,

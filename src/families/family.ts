@@ -21,6 +21,7 @@ import type { NodePaths } from "../operations/nodePaths";
 import type { StreamSpec } from "../operations/operation";
 import type { BlockTimes, DayStatsSource } from "../operations/stats";
 import type { TransferQueries, TransferShape } from "../operations/transferQueries";
+import type { TronGridDeps, TronGridSource } from "../operations/tronGridSource";
 import type { SubscriptionKind } from "../realtime/subscriptionKind";
 import type { PendingWatch, PendingWatchOptions } from "../realtime/watchFiltersSubscription";
 import type { FamilyExamples } from "../schemas";
@@ -115,6 +116,11 @@ export interface ChainFamily {
   createTransferQueries?(sql: Sql): TransferQueries;
   /** What its transfer rows are (the types its index holds, their shape); unsaid: the EVM's. */
   readonly transferShape?: TransferShape;
+  /**
+   * TronGrid's v1 API's reads (http/tronGrid/: served under /v1/ only where given), from its index and its
+   * node; with `index` only.
+   */
+  createTronGrid?(deps: TronGridDeps): TronGridSource;
   /** Its daily figures (their shape, their read of its index); with `index` only. */
   readonly dayStats?: DayStatsSource;
   /** How its block times run, for the answers by time; unsaid: monotonic. */

@@ -166,7 +166,7 @@ export function rpcErrorText(identity: RpcIdentity, error: ServiceError): string
  * that far, else `text` is the raw body (or undefined when it was not read).
  */
 export interface Transport {
-  readonly name: "rest" | "jsonrpc" | "esplora";
+  readonly name: "rest" | "jsonrpc" | "esplora" | "trongrid";
   refuse(error: ServiceError, request: { text?: string; body?: unknown }, headers: ResponseHeaders): Response;
 }
 
@@ -193,6 +193,19 @@ export const ESPLORA: Transport = {
   refuse(error, _request, headers) {
     headers["content-type"] = "text/plain";
     return new Response(error.message, { status: error.status, headers: errorHeaders(error, headers) });
+  },
+};
+
+/**
+ * TronGrid's v1 API's errors (http/tronGrid/): `{"success": false, "error": <message>, "statusCode": <status>}`
+ * with that status, as TronGrid answers them (a bad address: 400 "A valid account address is required.").
+ */
+export const TRONGRID: Transport = {
+  name: "trongrid",
+  refuse(error, _request, headers) {
+    const body = JSON.stringify({ success: false, error: error.message, statusCode: error.status });
+    headers["content-type"] = "application/json";
+    return rawJson(body, error.status, errorHeaders(error, headers));
   },
 };
 

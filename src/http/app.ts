@@ -18,6 +18,7 @@ import type { EsploraSource } from "../operations/esploraSource";
 import type { NodePaths } from "../operations/nodePaths";
 import type { StreamSpec } from "../operations/operation";
 import type { OperationTable } from "../operations/table";
+import type { TronGridSource } from "../operations/tronGridSource";
 import type { Subscriptions } from "../realtime/subscriptions";
 import type { FamilyExamples } from "../schemas";
 import { withTimeout } from "../timeout";
@@ -32,6 +33,7 @@ import { restRoutes } from "./rest";
 import { type RouteSpec, specRoutes } from "./routes";
 import { type Status, statusRoutes } from "./status";
 import { streamRoutes } from "./stream";
+import { tronGridRoutes } from "./tronGrid/tronGridRoutes";
 import { createWebSocketTransport, type WebSocketTransport } from "./websocket";
 
 export type Routes = Record<string, Partial<Record<"GET" | "POST" | "DELETE", Handler>>>;
@@ -88,6 +90,8 @@ export function createApp(deps: {
   esplora?: { source: EsploraSource; addresses: AddressCodec; utxoMax: number };
   /** The family's node API at the node's own paths (http/nodePaths.ts), where it has one. */
   nodePaths?: NodePaths;
+  /** TronGrid's v1 API (http/tronGrid/), where the family serves one: its reads and the codec. */
+  tronGrid?: { source: TronGridSource; addresses: AddressCodec };
 }): App {
   const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
   const rpc = createJsonRpc({
@@ -146,6 +150,7 @@ export function createApp(deps: {
     ...specRoutes({ routes: watchFilterRoutes, guard }),
     ...(deps.esplora ? esploraRoutes({ ...deps.esplora, guard }) : {}),
     ...(deps.nodePaths ? nodePathRoutes({ paths: deps.nodePaths, guard, metrics }) : {}),
+    ...(deps.tronGrid ? tronGridRoutes({ ...deps.tronGrid, guard }) : {}),
   };
   return { elysia, routes, websocket };
 }

@@ -1,7 +1,7 @@
 /**
  * API keys (docs/interface.md §6): query `api_key`, header `x-api-key`, `api_key` or TronGrid's
- * `TRON-PRO-API-KEY`, or for the Esplora API, whose clients take a base URL only, the path
- * (`/esplora/key/<KEY>/...`); any one is enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
+ * `TRON-PRO-API-KEY`, or for the APIs whose clients take a base URL only, the path (PATH_KEY_PREFIXES: the
+ * Esplora API's `/esplora/key/<KEY>/...`, TronGrid's v1 API's `/tron/key/<KEY>/v1/...`); any one is enough, two different ones are refused. Keys come from API_KEYS and from the database, which keeps only
  * their SHA-256. Each key carries its rate limit.
  *
  * Auth never opens by itself: the service runs open only when no key exists anywhere at start (no API_KEYS,
@@ -40,16 +40,20 @@ export interface Auth {
 const KEY_HEADERS = ["x-api-key", "api_key", "tron-pro-api-key"] as const;
 /** Where a key may ride in the path: the Esplora API's base URL (http/esplora/esploraRoutes.ts). */
 export const PATH_KEY_PREFIX = "/esplora/key/";
+/** TronGrid's v1 API's (http/tronGrid/tronGridRoutes.ts): `/tron/key/<KEY>/v1/...`. */
+export const TRON_PATH_KEY_PREFIX = "/tron/key/";
+/** Every base URL a key may ride in: `<prefix><KEY>/...`. */
+const PATH_KEY_PREFIXES = [PATH_KEY_PREFIX, TRON_PATH_KEY_PREFIX] as const;
 
-/** The key of a path under PATH_KEY_PREFIX (percent-decoded); undefined for any other path. */
+/** The key of a path under one of PATH_KEY_PREFIXES (percent-decoded); undefined for any other path. */
 function pathKey(url: string): string | undefined {
-  const at = url.indexOf(PATH_KEY_PREFIX);
-  if (at < 0) return undefined;
-  // Only in the path itself: after the authority, before any query.
+  // Only in the path itself: from its start (after the authority), before any query.
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  const prefix = PATH_KEY_PREFIXES.find((p) => url.startsWith(p, pathStart));
+  if (prefix === undefined) return undefined;
   const query = url.indexOf("?");
-  if (at !== pathStart || (query >= 0 && query < at)) return undefined;
-  const start = at + PATH_KEY_PREFIX.length;
+  if (query >= 0 && query < pathStart + prefix.length) return undefined;
+  const start = pathStart + prefix.length;
   const end = url.indexOf("/", start);
   const raw = url.slice(start, end < 0 ? (query < 0 ? url.length : query) : end);
   try {
@@ -61,7 +65,7 @@ function pathKey(url: string): string | undefined {
 
 /**
  * The key a request carries: query `api_key`, header `x-api-key`, `api_key` or `tron-pro-api-key`, or the path under
- * PATH_KEY_PREFIX. Every value counts:
+ * one of PATH_KEY_PREFIXES. Every value counts:
  * a query parameter given twice, and a header sent twice, which Bun hands over as one value joined by ", "
  * (RFC 9110 §5.3). No key holds a comma (API_KEYS is a comma-separated list; `npm run keys` makes base64url
  * keys), so a comma in a header only ever joins values. Two different keys are refused, wherever they are;

@@ -19,6 +19,7 @@ import { tronMethods, tronOperations, tronRefusal, tronSubscriptionRefusal } fro
 import { tronFinalityTags, tronHeadNumber, tronNodeProtocol } from "./nodeProtocol";
 import { createTronTransferQueries } from "./transferQueries";
 import { tronTransferShape } from "./transferShape";
+import { createTronGrid } from "./tronGrid/tronGrid";
 import { tronIndex } from "./tronIndex";
 import { createTronWatchMatcher } from "./watchMatcher";
 
@@ -44,6 +45,7 @@ export const tron: ChainFamily = {
   addresses: tronAddresses,
   index: tronIndex,
   createTransferQueries: createTronTransferQueries,
+  createTronGrid,
   transferShape: tronTransferShape,
   dayStats: tronDayStats,
   createWatchMatcher: createTronWatchMatcher,
