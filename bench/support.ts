@@ -295,17 +295,3 @@ export async function transfersAfter(queries: TransferQueries, query: TransferQu
     query: { ...query, fromBlock: blockNumber, after: { blockNumber, transactionIndex, logIndex } },
   };
 }
-
-/** p50 and p99 of `n` GETs one after another (ms); undefined when the route does not answer 200. */
-export async function sequentialGets(url: string, n: number) {
-  if ((await fetch(url)).status !== 200) return undefined;
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    const response = await fetch(url);
-    await response.arrayBuffer();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: times[Math.floor(n / 2)]!, p99: times[Math.min(n - 1, Math.ceil(n * 0.99) - 1)]! };
-}

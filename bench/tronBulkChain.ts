@@ -2,7 +2,7 @@
  * Blocks of ~300 transactions for the TRON benches, made fast in the stand-in java-tron's scenario chain
  * (test/support/tron/scenario.ts): TRX transfers from alice and USDT-like TRC-20 transfers from the issuer,
  * half and half, one transfer each, to RECIPIENTS addresses of which the hot one is paid by one transfer
- * in HOT_EVERY.
+ * in HOT_EVERY of each kind.
  *
  * Unsigned: the stand-in checks a signature when a transaction is broadcast (TronScenario.validate), never
  * when a block is mined, and 300 secp256k1 signatures a block would take most of the phase's time. Each
@@ -51,8 +51,12 @@ export function fundSenders(chain: TronScenario): void {
   }
 }
 
-/** The `k`th transfer's recipient: the hot address one in HOT_EVERY, else the others in turn. */
-const recipientOf = (k: number) => (k % HOT_EVERY === 0 ? HOT : recipient(1 + (k % (RECIPIENTS - 1))));
+/**
+ * The `k`th transfer's recipient: the hot address for one pair in HOT_EVERY (a pair is a TRX transfer and a
+ * TRC-20 one: the hot address gets both kinds), else the others in turn.
+ */
+const recipientOf = (k: number) =>
+  Math.floor(k / 2) % HOT_EVERY === 0 ? HOT : recipient(1 + (k % (RECIPIENTS - 1)));
 
 /** Mines one block of 2 × TRANSFERS_OF_EACH transactions; `k` numbers its first transfer. Its number. */
 export function mineBulkBlock(chain: TronScenario, k: number): number {

@@ -27,7 +27,6 @@ import {
   fmt,
   latencies,
   median,
-  sequentialGets,
   startService,
   sumMetric,
   transfersAfter,
@@ -110,6 +109,20 @@ async function statementTimes(url: string) {
   } finally {
     await sql.end();
   }
+}
+
+/** p50 and p99 of `n` GETs one after another (ms); undefined when the route does not answer 200. */
+async function sequentialGets(url: string, n: number) {
+  if ((await fetch(url)).status !== 200) return undefined;
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const response = await fetch(url);
+    await response.arrayBuffer();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(n / 2)]!, p99: times[Math.min(n - 1, Math.ceil(n * 0.99) - 1)]! };
 }
 
 export async function utxoIndexPhase(lines: string[], rows: Record<string, unknown>[]) {
