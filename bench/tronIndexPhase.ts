@@ -100,7 +100,8 @@ async function standInRate(node: TronNode, numbers: number[]) {
 function buildChain(node: TronNode, padding: number) {
   const started = performance.now();
   const chain = node.chain;
-  const [firstPad] = node.mine(padding);
+  const padFirst = chain.headNumber() + 1;
+  node.mine(padding);
   fundSenders(chain);
   const first = chain.headNumber() + 1;
   for (let b = 0; b < BLOCKS; b++) mineBulkBlock(chain, b * BLOCK_TRANSACTIONS);
@@ -108,7 +109,7 @@ function buildChain(node: TronNode, padding: number) {
   node.mine(SOLIDIFY_DEPTH);
   node.calls.length = 0;
   return {
-    padFirst: firstPad!.block_header.raw_data.number,
+    padFirst,
     first,
     last,
     head: chain.headNumber(),
@@ -313,7 +314,11 @@ export async function tronIndexPhase(lines: string[], rows: Record<string, unkno
       `| stand-in: the pair of calls, after | ${fmt(after.seconds, 1)} | ${fmt(after.blocksPerSecond)} | ${txs(after.blocksPerSecond)} | ${fmt(after.mbPerSecond, 1)} |`,
       `| the index's backfill (from the stand-in) | ${fmt(run.seconds, 1)} | ${fmt(blocksPerSecond)} | ${txs(blocksPerSecond)} | |`,
       `| its write transactions alone | ${fmt(writeSeconds, 1)} | ${fmt(numbers.length / writeSeconds)} | ${txs(numbers.length / writeSeconds)} | |`,
-      `| loading ${fmt(padding)} blocks' rows by the writer (no reads) | ${fmt(loaded.seconds, 1)} | ${fmt(padding / loaded.seconds)} | ${fmt(loaded.transfers / loaded.seconds)} | |`,
+      ...(padding > 0
+        ? [
+            `| loading ${fmt(padding)} blocks' rows by the writer (no reads) | ${fmt(loaded.seconds, 1)} | ${fmt(padding / loaded.seconds)} | ${fmt(loaded.transfers / loaded.seconds)} | |`,
+          ]
+        : []),
       "",
       `Backfill / stand-in: ${fmt(ratio, 2)}. CPU seconds over the backfill: the service ${fmt(cpu.service, 1)} (its start included), PostgreSQL (its server and backends) ${fmt(cpu.db, 1)}, the stand-in ${fmt(cpu.standIn, 1)} (the bench's process; serving the same blocks alone, before: ${fmt(standInAlone, 1)} in ${fmt(before.seconds, 1)} s), on a machine of ${navigator.hardwareConcurrency} cores.`,
     ];
