@@ -27,16 +27,19 @@
  * (bench/utxoScalePhase.ts): a mempool of 20,000 transactions and an address of 100,000, the mempool view's
  * catch-up and memory, each route's p50/p99, CPU and node calls; and the TRON family (bench/tronPhase.ts): a
  * solidified block of ~300 transactions in the test suite's stand-in java-tron, as cache hits of
- * /wallet/getblockbynum and eth_getBlockByNumber beside the raw limit and the stand-in.
+ * /wallet/getblockbynum and eth_getBlockByNumber beside the raw limit and the stand-in; and its index
+ * (bench/tronIndexPhase.ts): the backfill of blocks of ~300 transactions beside the stand-in's own rate of
+ * serving them, and an address's first page on an index of a million transfers.
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron"), BENCH_UTXO_HEAD_BLOCKS
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex"), BENCH_UTXO_HEAD_BLOCKS
  * (default 30), BENCH_UTXO_INDEX_BLOCKS (default 1000), BENCH_UTXO_SCALE_MEMPOOL (default 20000),
  * BENCH_BASE (another checkout's root: its service's cache hits measured beside this one's, in the engine
  * phase's rounds),
  * BENCH_UTXO_SCALE_ADDRESS_TXS (default 100000), BENCH_UTXO_SCALE_BURST (default 2000),
- * BENCH_UTXO_SCALE_READS (default 200).
+ * BENCH_UTXO_SCALE_READS (default 200), BENCH_TRON_INDEX_BLOCKS (default 300), BENCH_TRON_INDEX_TRANSFERS
+ * (default 1000000).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,6 +69,7 @@ import {
   THREADS,
   WARMUP_S,
 } from "./support";
+import { tronIndexPhase } from "./tronIndexPhase";
 import { tronPhase } from "./tronPhase";
 import { utxoIndexPhase } from "./utxoIndexPhase";
 import { utxoPhase } from "./utxoPhase";
@@ -78,7 +82,8 @@ const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
 /** Another checkout (its root directory) whose engine is measured beside this one's: the engine phase only. */
 const BASE = process.env.BENCH_BASE;
 const PHASES = (
-  process.env.BENCH_PHASES ?? "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron"
+  process.env.BENCH_PHASES ??
+  "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex"
 ).split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
@@ -553,6 +558,7 @@ async function main() {
   if (PHASES.includes("utxoindex")) await utxoIndexPhase(lines, rows);
   if (PHASES.includes("utxoscale")) await utxoScalePhase(lines, rows);
   if (PHASES.includes("tron")) await tronPhase(lines, rows);
+  if (PHASES.includes("tronindex")) await tronIndexPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });
