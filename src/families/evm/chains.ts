@@ -41,14 +41,12 @@ const NATIVE_SYMBOL: Record<Blockchain, string> = {
 const BLOCK_TIME_MS: Partial<Record<Blockchain, number>> = {
   BSC: 3_000,
   POLYGON: 2_000,
-  TRON: 3_000,
-  NILE: 3_000,
 };
 const DEFAULT_BLOCK_TIME_MS = 12_000;
 const DEV_BLOCK_TIME_MS = 1_000;
 
 // Reorg depth beyond which a block is treated as final when the node has no `finalized` tag.
-const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128, TRON: 20, NILE: 20 };
+const CONFIRMATIONS: Partial<Record<Blockchain, number>> = { BSC: 15, POLYGON: 128 };
 const DEFAULT_CONFIRMATIONS = 12;
 
 /** Chains whose nodes answer Ethereum's JSON-RPC but are another family's (java-tron's): CHAIN names them. */
