@@ -2,9 +2,9 @@
  * The bulk load past the head's reach (issue 34): while the index is more than INDEX_BULK_DISTANCE_BLOCKS
  * behind the head, a window's blocks are prepared at once (the family's `beforeWrite` over the whole window)
  * and written as BULK_GROUPS_IN_FLIGHT groups at once, each by COPY in a transaction of its own on a
- * connection of its own (the family's `BulkLoad`). The progress row is what orders them: each group moves
- * the index's end from the end of the group below it, and takes that row only once the group below has
- * taken it, so it waits for that one's commit; a group that fails leaves those above it nothing to extend.
+ * connection of its own (the family's `BulkLoad`). The progress row is what orders them: each group writes
+ * its rows at once with the others, then moves the index's end on from the end of the group below it, once
+ * that one committed, and commits; a group that fails leaves those above it nothing to extend.
  * The index is never ahead of a committed group, and a crash or a restart resumes at the last one, with no
  * gap and nothing written twice (no stage tables: every row is written once, where it stays).
  *

@@ -145,37 +145,28 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
       const all = groups.flat();
       const spenders: Spenders = spendersWithin(all);
       const outputs = bulkOutputs(spenders, await repeatedOutputs(sql, all));
-      // Each group takes the progress row from the one below, once that one holds it: so it waits for that
-      // one's commit, and finds the row moved (FencedError) when that one did not commit.
-      let below: Promise<void> = Promise.resolve();
+      // Each group moves the progress row on from the end of the one below, once that one committed (a
+      // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
+      // the row not moved): so the groups commit in order, and one that fails stops those above it.
+      let below: Promise<unknown> = Promise.resolve();
       let from = expectedLast;
       const writes = groups.map((blocks) => {
         const expected = from;
         const last = blocks[blocks.length - 1]!.number;
         from = last;
         const turn = below;
-        let taken!: () => void;
-        let failed!: (error: unknown) => void;
-        below = new Promise<void>((resolve, reject) => {
-          taken = resolve;
-          failed = reject;
+        const write = sql.begin(async (tx) => {
+          // As the group writer's: a commit a database crash loses is written again from the node.
+          await tx`set local synchronous_commit = off`;
+          for (const table of [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS])
+            await copyRows(tx, table, blocks);
+          await markSpent(tx, blocks, spenders);
+          await turn;
+          await fenceWrite(tx, text(last), expected);
         });
-        below.catch(() => {});
-        return sql
-          .begin(async (tx) => {
-            // As the group writer's: a commit a database crash loses is written again from the node.
-            await tx`set local synchronous_commit = off`;
-            for (const table of [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS])
-              await copyRows(tx, table, blocks);
-            await markSpent(tx, blocks, spenders);
-            await turn;
-            await fenceWrite(tx, text(last), expected);
-            taken();
-          })
-          .catch((error) => {
-            failed(error);
-            throw error;
-          });
+        below = write;
+        write.catch(() => {});
+        return write;
       });
       // Every group settles before this returns: no transaction of the flight outlives it.
       const results = await Promise.allSettled(writes);
