@@ -1,7 +1,8 @@
 /**
  * What every family's index writer does alike (evm/indexWriter.ts, utxo/indexWriter.ts): rows appended through
  * `unnest` of text arrays, one per column (one statement a table whatever the number of rows, the same text
- * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL),
+ * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL), or by
+ * COPY in a bulk load (`copyRows`),
  * and the progress row (`indexer_state`, in each family's schema) that fences every write and rewind.
  */
 import { Readable } from "node:stream";

@@ -9,7 +9,8 @@
  * remains. Scripts and (day, address) pairs already written are remembered (a bounded set), so that an
  * address seen again costs no insert that would do nothing, and forgotten whenever the writer cannot be sure
  * the database still holds them: a failed write, the index found elsewhere than the writer left it, a
- * rewind, a new term of the lead.
+ * rewind, a new term of the lead. Far behind the head, the bulk load (bulkLoad.ts) writes instead; the rows
+ * of both are indexTables.ts'.
  */
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
