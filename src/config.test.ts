@@ -20,6 +20,7 @@ test("defaults let a first run work on one machine", () => {
     chain: undefined,
     confirmations: undefined,
     indexFromBlock: undefined,
+    indexBulkDistance: undefined,
     indexer: true,
     indexPartitionBlocks: 100_000,
     defaultTokens: undefined,

@@ -170,6 +170,12 @@ const VARS = {
     expected: '"on" or "off"',
     fallback: true,
   }),
+  INDEX_BULK_DISTANCE_BLOCKS: v({
+    schema: T.Integer({ minimum: 0, maximum: 100_000_000 }),
+    parse: integer,
+    expected: "a number of blocks from 0 (no bulk load) to 100000000",
+    fallback: undefined,
+  }),
   INDEX_PARTITION_BLOCKS: v({
     schema: T.Integer({ minimum: 10, maximum: 100_000_000 }),
     parse: integer,
@@ -393,6 +399,8 @@ export interface Config {
   chain: Blockchain | undefined;
   confirmations: number | undefined;
   indexFromBlock: number | undefined;
+  /** Bulk load while the index is further behind the head than this (0: never); undefined: a day of blocks. */
+  indexBulkDistance: number | undefined;
   /** Blocks per partition of the index's growing tables; read once, when the index's tables are made. */
   indexPartitionBlocks: number;
   /** Off: this instance writes no index (it still serves the index another instance writes). */
@@ -525,6 +533,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chain: read(env, "CHAIN") as Blockchain | undefined,
     confirmations: read(env, "CONFIRMATIONS"),
     indexFromBlock: read(env, "INDEX_FROM_BLOCK"),
+    indexBulkDistance: read(env, "INDEX_BULK_DISTANCE_BLOCKS"),
     indexer: read(env, "INDEXER")!,
     indexPartitionBlocks: read(env, "INDEX_PARTITION_BLOCKS")!,
     defaultTokens: read(env, "DEFAULT_TOKENS"),

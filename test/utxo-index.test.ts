@@ -385,7 +385,15 @@ describe("an index written before address totals (sql/utxo/008)", () => {
     const [row] = await db`select coalesce(json_agg(a), '[]')::text as rows from address_transactions a`;
     await old`insert into address_transactions
       select * from json_populate_recordset(null::address_transactions, ${row!.rows}::text::json)`;
-    expect(await migrate(old as Sql, log, {}, migrations)).toEqual([8]);
+    // 008 alone: the files after it (013's bulk_load) are not what this checks.
+    expect(
+      await migrate(
+        old as Sql,
+        log,
+        {},
+        migrations.filter((m) => m.version <= 8),
+      ),
+    ).toEqual([8]);
     const totals = await old`select address, funded_count::text, funded_sum::text, spent_count::text,
         spent_sum::text, tx_count::text
       from address_totals order by address collate "C"`;

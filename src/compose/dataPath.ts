@@ -229,6 +229,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     head,
     chain,
     fromBlock: config.indexFromBlock,
+    bulkDistance: config.indexBulkDistance,
     pollMs: parts.headPollMs,
     log,
     events: indexerEvents(metrics, () => subscriptions.processed()),

@@ -1,9 +1,12 @@
 /**
  * What every family's index writer does alike (evm/indexWriter.ts, utxo/indexWriter.ts): rows appended through
  * `unnest` of text arrays, one per column (one statement a table whatever the number of rows, the same text
- * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL),
+ * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL), or by
+ * COPY in a bulk load (`copyRows`),
  * and the progress row (`indexer_state`, in each family's schema) that fences every write and rewind.
  */
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import type { Sql } from "../db/database";
 import { FencedError, type IndexerState } from "../indexer/indexFamily";
@@ -28,6 +31,8 @@ type ColumnType =
 export interface IndexTable<B> {
   name: string;
   width: number;
+  /** Which columns are hex digits stored as bytes (COPY takes them as bytea's `\\x` text). */
+  hex: boolean[];
   rowsOf: (block: B, number: string) => Cell[][];
   /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
   names: string;
@@ -44,7 +49,7 @@ export interface IndexTable<B> {
 
 export function indexTable<B>(
   name: string,
-  columns: readonly [name: string, type: ColumnType][],
+  columns: readonly (readonly [name: string, type: ColumnType])[],
   rowsOf: IndexTable<B>["rowsOf"],
   conflict = "",
   then = "",
@@ -52,6 +57,7 @@ export function indexTable<B>(
   return {
     name,
     width: columns.length,
+    hex: columns.map(([, type]) => type === "hex"),
     rowsOf,
     names: columns.map(([column]) => column).join(", "),
     values: columns
@@ -96,6 +102,50 @@ export async function insertRows<B>(tx: Tx, { table, columns }: TableRows<B>): P
   await (table.then === ""
     ? insert
     : tx`with inserted as (${insert} returning ${tx.unsafe(table.names)}) ${tx.unsafe(table.then)}`);
+}
+
+/** What COPY's text format escapes in a cell (tab and newline end cells and rows; backslash escapes). */
+const COPY_ESCAPES = /[\\\t\n\r]/g;
+const COPY_ESCAPED: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+/** COPY rows are sent in chunks of about this many characters. */
+const COPY_CHUNK_CHARS = 1 << 20;
+
+/** A cell in COPY's text format: `\N` is null; bytea as `\x` and its hex digits (the backslash escaped). */
+function copyCell(cell: Cell, hex: boolean): string {
+  if (cell === null) return "\\N";
+  if (hex) return `\\\\x${cell}`;
+  return cell.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]!);
+}
+
+/**
+ * Appends a table's rows of `blocks` by COPY (the bulk load: no statement per group to plan, no arrays to
+ * unnest); what a row already there means (`conflict`) and `then` are the caller's to deal with.
+ */
+export async function copyRows<B extends { number: bigint }>(
+  tx: Tx,
+  table: IndexTable<B>,
+  blocks: readonly B[],
+): Promise<number> {
+  const chunks: string[] = [];
+  let chunk = "";
+  let rows = 0;
+  for (const block of blocks) {
+    for (const row of table.rowsOf(block, text(block.number))) {
+      let line = copyCell(row[0]!, table.hex[0]!);
+      for (let i = 1; i < row.length; i++) line += `\t${copyCell(row[i]!, table.hex[i]!)}`;
+      chunk += `${line}\n`;
+      rows++;
+      if (chunk.length >= COPY_CHUNK_CHARS) {
+        chunks.push(chunk);
+        chunk = "";
+      }
+    }
+  }
+  if (chunk !== "") chunks.push(chunk);
+  if (rows === 0) return 0;
+  const copy = await tx`copy ${tx(table.name)} (${tx.unsafe(table.names)}) from stdin`.writable();
+  await pipeline(Readable.from(chunks), copy);
+  return rows;
 }
 
 /** The index's progress row: where it starts and ends. */

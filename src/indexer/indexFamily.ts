@@ -49,6 +49,37 @@ export interface IndexWriter<B extends IndexedBlock> {
    * as this instance takes the lead, since another may have written and rewound the index meanwhile.
    */
   forget?(): void;
+  /** The bulk load past the head's reach (bulk.ts), where the family has one. */
+  readonly bulk?: BulkLoad<B>;
+}
+
+/**
+ * A bulk load (indexer/bulk.ts): while the index is far behind the head, groups of blocks go in by COPY,
+ * several in flight on connections of their own, the read side's indexes and the figures made from the rows
+ * (the family's) left until it ends. Each group is still one transaction with the progress row, which the
+ * groups take in order: a group commits only once the one below it has, so the index still ends at a group
+ * boundary, with nothing written above its end.
+ */
+export interface BulkLoad<B extends IndexedBlock> {
+  /**
+   * Whether a bulk load is under way (begun and not finished: a restart resumes or finishes it), once what
+   * its groups in flight left above the index's end when they did not all commit is undone.
+   */
+  resume(): Promise<boolean>;
+  /** Begins one after the index's end: the read side's indexes go until `finish`. */
+  begin(): Promise<void>;
+  /**
+   * Writes groups of consecutive blocks (in order, the first after `expectedLast`) at once, each its own
+   * transaction; `committed(i)` is called, in order, as group i commits. Rejects with the first failure
+   * (the groups below it committed, none above). FencedError as `IndexWriter.write`.
+   */
+  write(
+    groups: readonly (readonly B[])[],
+    expectedLast: bigint,
+    committed: (group: number) => void,
+  ): Promise<void>;
+  /** Ends it, in one transaction: the figures it left are made from the rows, the read side's indexes built. */
+  finish(): Promise<void>;
 }
 
 /**

@@ -8,6 +8,8 @@
  * - Reorgs: a block whose parent is not the stored block below it, or a stored tip the chain follower no
  *   longer holds canonical, makes the indexer walk back to the common ancestor, delete everything from the
  *   fork up (one delete: the derived rows cascade), and index the new branch (rewind.ts).
+ * - Far behind the head (INDEX_BULK_DISTANCE_BLOCKS), a bulk load: groups by COPY, several in flight, the
+ *   read side's indexes built once it ends (bulk.ts).
  * - One indexer a database (leaderLock.ts): the others wait and serve queries, and one takes over when the
  *   leader's connection dies.
  *
@@ -21,7 +23,7 @@ import type { ChainFollower } from "../engine/chainFollower";
 import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
 import { FencedError, type IndexFamily } from "./indexFamily";
-import { follow, lead } from "./lead";
+import { dayOfBlocks, follow, lead } from "./lead";
 import type { IndexerEvents, LeadContext } from "./leadContext";
 import { leadWhileLocked } from "./leaderLock";
 import { createMaintenance } from "./maintenance";
@@ -55,6 +57,11 @@ export interface IndexerOptions {
   refs: BlockRefs;
   /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
   fromBlock: number | undefined;
+  /**
+   * INDEX_BULK_DISTANCE_BLOCKS: bulk loads while further behind the head than this (0: never; bulk.ts);
+   * undefined: a day of the chain's blocks.
+   */
+  bulkDistance: number | undefined;
   pollMs: number;
   log: Logger;
   events?: IndexerEvents;
@@ -74,6 +81,13 @@ export function startIndexer(options: IndexerOptions): Indexer {
     chain: options.chain,
     fromBlock: options.fromBlock,
     pollMs: options.pollMs,
+    // The embedded database is one connection: no groups in flight, and its COPY is not worth the switch.
+    bulkDistance: options.exclusive
+      ? 0n
+      : options.bulkDistance === undefined
+        ? dayOfBlocks(options.chain)
+        : BigInt(options.bulkDistance),
+    bulking: false,
     log,
     events,
     // No block yet: lastBlock < firstBlock.

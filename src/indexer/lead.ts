@@ -1,10 +1,14 @@
 /** The leader's loop: resume where the index ends, then undo reorgs and index windows until told to stop. */
+import { bulkWindow, endBulk } from "./bulk";
 import type { LeadContext } from "./leadContext";
 import { createProgress } from "./progress";
 import { rewind } from "./rewind";
 import { indexWindow } from "./window";
 
 const DAY_MS = 86_400_000;
+
+/** A day of the chain's blocks. */
+export const dayOfBlocks = (chain: LeadContext["chain"]) => BigInt(Math.ceil(DAY_MS / chain.blockTimeMs));
 
 /** INDEX_FROM_BLOCK; else 0 on a dev chain; else the followed head minus a day of blocks. */
 async function firstBlockToIndex(ctx: LeadContext): Promise<bigint> {
@@ -15,7 +19,7 @@ async function firstBlockToIndex(ctx: LeadContext): Promise<bigint> {
     await ctx.wakeups.sleep(ctx.pollMs);
     top = ctx.head.latest();
   }
-  const day = BigInt(Math.ceil(DAY_MS / ctx.chain.blockTimeMs));
+  const day = dayOfBlocks(ctx.chain);
   return top !== undefined && top > day ? top - day : 0n;
 }
 
@@ -42,11 +46,14 @@ export async function lead(ctx: LeadContext, stillLeading: () => boolean): Promi
     cursor.lastBlock >= cursor.firstBlock ? await index.writer.hashOf(cursor.lastBlock) : undefined;
   // Blocks read ahead in an earlier term of the lead are of a chain this term has not checked.
   ctx.ahead = undefined;
+  // A bulk load a crash or a stop cut short: resumed while the index is still far behind, else finished.
+  ctx.bulking = (await index.writer.bulk?.resume()) ?? false;
   ctx.log.info("indexing", { from: (cursor.lastBlock + 1n).toString(), first: cursor.firstBlock.toString() });
   const progress = createProgress({ log: ctx.log, caughtUp: () => ctx.maintenance.run() });
 
   while (!ctx.stopped() && stillLeading()) {
     if (reorgSeen(ctx)) {
+      await endBulk(ctx);
       await rewind(ctx, cursor.lastBlock + 1n);
       continue;
     }
@@ -56,7 +63,12 @@ export async function lead(ctx: LeadContext, stillLeading: () => boolean): Promi
       await ctx.wakeups.sleep(ctx.pollMs);
       continue;
     }
-    if (await indexWindow(ctx, top, progress)) progress.reached(cursor.lastBlock, top);
+    // Past the head's reach, bulk loaded up to the distance; within it, written as always.
+    const bulkTo = top - ctx.bulkDistance;
+    const bulk = index.writer.bulk !== undefined && ctx.bulkDistance > 0n && cursor.lastBlock < bulkTo;
+    if (!bulk) await endBulk(ctx);
+    if (await (bulk ? bulkWindow(ctx, bulkTo, progress) : indexWindow(ctx, top, progress)))
+      progress.reached(cursor.lastBlock, top);
   }
 }
 

@@ -37,6 +37,10 @@ export interface LeadContext {
   /** INDEX_FROM_BLOCK; undefined: 0 on a dev chain, else the head minus a day. */
   readonly fromBlock: number | undefined;
   readonly pollMs: number;
+  /** INDEX_BULK_DISTANCE_BLOCKS: the index bulk loads while further behind the head than this (0: never). */
+  readonly bulkDistance: bigint;
+  /** A bulk load is under way (bulk.ts): begun, not yet finished. */
+  bulking: boolean;
   readonly log: Logger;
   readonly events: IndexerEvents | undefined;
   readonly cursor: IndexCursor;

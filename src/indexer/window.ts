@@ -17,7 +17,7 @@ const GROUP_TRANSFERS = 5_000;
 /** The longest wait after a window that could not progress (it doubles from the head's poll period). */
 const MAX_STALL_MS = 30_000;
 
-class ReorgError extends Error {
+export class ReorgError extends Error {
   constructor(readonly at: bigint) {
     super(`block ${at} does not extend the index`);
   }
@@ -73,6 +73,43 @@ function takeReads(ctx: LeadContext, top: bigint): Promise<unknown[]> {
 }
 
 /**
+ * The window's blocks as read (up to `top`; undefined where the node has not got that far), the next
+ * window's reads started.
+ */
+export async function readWindow(ctx: LeadContext, top: bigint): Promise<unknown[]> {
+  const fetched = await takeReads(ctx, top);
+  // Read while these are written; dropped unused when this window ends short of them.
+  const after = ctx.cursor.lastBlock + BigInt(fetched.length) + 1n;
+  if (fetched.length > 0 && fetched[fetched.length - 1] !== undefined && after <= top) {
+    ctx.ahead = readAhead(ctx, after, top);
+  }
+  return fetched;
+}
+
+/**
+ * After a window that failed: a reorg is undone (`beforeRewind` first), a torn read waited out (false);
+ * anything else thrown on.
+ */
+export async function windowFailed(
+  ctx: LeadContext,
+  error: unknown,
+  beforeRewind: () => Promise<void> = async () => {},
+): Promise<false> {
+  // What was read ahead may be of the branch that did not fit.
+  ctx.ahead = undefined;
+  if (error instanceof ReorgError) {
+    await beforeRewind();
+    if (!(await rewind(ctx, error.at))) await stalled(ctx, error.at);
+    return false;
+  }
+  if (error instanceof TornReadError) {
+    await ctx.wakeups.sleep(ctx.pollMs);
+    return false;
+  }
+  throw error;
+}
+
+/**
  * Indexes the blocks after the index's last, up to `top` and at most a window of them. False when the
  * window was cut short by a reorg (then undone) or a torn read (then waited out).
  */
@@ -80,12 +117,7 @@ export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progr
   const { cursor, index } = ctx;
   const group = createGroup(ctx, progress);
   try {
-    const fetched = await takeReads(ctx, top);
-    // Read while these are written; dropped unused when this window ends short of them.
-    const after = cursor.lastBlock + BigInt(fetched.length) + 1n;
-    if (fetched.length > 0 && fetched[fetched.length - 1] !== undefined && after <= top) {
-      ctx.ahead = readAhead(ctx, after, top);
-    }
+    const fetched = await readWindow(ctx, top);
     let parent = cursor.lastHash;
     for (const item of fetched) {
       // The node has not got that far (a lagging upstream): index what there is, come back later.
@@ -98,18 +130,9 @@ export async function indexWindow(ctx: LeadContext, top: bigint, progress: Progr
     await group.flush();
     return true;
   } catch (error) {
-    // What was read ahead may be of the branch that did not fit.
     ctx.ahead = undefined;
     await group.flush().catch(() => {});
-    if (error instanceof ReorgError) {
-      if (!(await rewind(ctx, error.at))) await stalled(ctx, error.at);
-      return false;
-    }
-    if (error instanceof TornReadError) {
-      await ctx.wakeups.sleep(ctx.pollMs);
-      return false;
-    }
-    throw error;
+    return windowFailed(ctx, error);
   }
 }
 

@@ -9,7 +9,8 @@
  * remains. Scripts and (day, address) pairs already written are remembered (a bounded set), so that an
  * address seen again costs no insert that would do nothing, and forgotten whenever the writer cannot be sure
  * the database still holds them: a failed write, the index found elsewhere than the writer left it, a
- * rewind, a new term of the lead.
+ * rewind, a new term of the lead. Far behind the head, the bulk load (bulkLoad.ts) writes instead; the rows
+ * of both are indexTables.ts'.
  */
 import type { Sql } from "../../db/database";
 import type { IndexWriter } from "../../indexer/indexFamily";
@@ -18,7 +19,6 @@ import {
   fenceRewind,
   fenceWrite,
   indexerState,
-  indexTable,
   insertRows,
   startIndexerState,
   storedHash,
@@ -26,224 +26,12 @@ import {
   text,
   utcDay,
 } from "../indexRows";
-import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
+import { createUtxoBulkLoad } from "./bulkLoad";
+import type { UtxoBlock } from "./decode";
+import { markSpent, remakeDays, TABLES, TOTALS, totalsOf } from "./indexTables";
 
 /** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
 const KNOWN_ADDRESSES = 100_000;
-
-/** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
-const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
-
-const BLOCKS = indexTable<UtxoBlock>(
-  "blocks",
-  [
-    ["number", "bigint"],
-    ["hash", "hex"],
-    ["parent_hash", "hex"],
-    ["timestamp", "bigint"],
-    ["header_time", "bigint"],
-    ["median_time", "bigint"],
-    ["day", "date"],
-    ["size", "integer"],
-    ["weight", "integer"],
-    ["transaction_count", "integer"],
-    ["transfer_count", "integer"],
-    ["output_count", "integer"],
-    ["total_output", "numeric"],
-    ["total_fees", "numeric"],
-    ["miners_reward", "numeric"],
-    ["total_vsize", "bigint"],
-  ],
-  (b, n) => {
-    const sums = blockSums(b);
-    return [
-      [
-        n,
-        b.hash,
-        b.parentHash,
-        text(b.timestamp),
-        text(b.headerTime),
-        text(b.medianTime),
-        utcDay(b.timestamp),
-        text(b.size),
-        text(b.weight),
-        text(sums.transactionCount),
-        text(sums.transferCount),
-        text(sums.outputCount),
-        text(sums.totalOutput),
-        text(sums.totalFees),
-        text(sums.minersReward),
-        text(sums.totalVsize),
-      ],
-    ];
-  },
-);
-
-const TRANSACTIONS = indexTable<UtxoBlock>(
-  "transactions",
-  [
-    ["block_number", "bigint"],
-    ["position", "integer"],
-    ["txid", "hex"],
-    ["fee", "bigint"],
-    ["size", "integer"],
-    ["vsize", "integer"],
-    ["weight", "integer"],
-    ["coinbase", "boolean"],
-    ["input_count", "integer"],
-    ["output_count", "integer"],
-    ["from_addresses", "text[]"],
-  ],
-  (b, n) =>
-    b.transactions.map((tx) => [
-      n,
-      text(tx.position),
-      tx.txid,
-      text(tx.fee),
-      text(tx.size),
-      text(tx.vsize),
-      text(tx.weight),
-      text(tx.coinbase),
-      text(tx.inputs.length),
-      text(tx.outputs.length),
-      textArray(tx.fromAddresses),
-    ]),
-);
-
-const OUTPUTS = indexTable<UtxoBlock>(
-  "outputs",
-  [
-    ["txid", "hex"],
-    ["vout", "integer"],
-    ["block_number", "bigint"],
-    ["position", "integer"],
-    ["address", "text"],
-    ["script", "hex"],
-    ["value", "bigint"],
-    ["pays", "boolean"],
-  ],
-  (b, n) =>
-    b.transactions.flatMap((tx) =>
-      tx.outputs.map((o) => [
-        tx.txid,
-        text(o.vout),
-        n,
-        text(tx.position),
-        o.address,
-        o.script,
-        text(o.value),
-        text(o.pays),
-      ]),
-    ),
-  "on conflict (txid, vout) do nothing",
-);
-
-/** What one transaction does to each address it touches (address_transactions' row). */
-function addressRows(tx: UtxoTransaction) {
-  const rows = new Map<string, { received: bigint; sent: bigint; outputs: number; inputs: number }>();
-  const row = (address: string) => {
-    let r = rows.get(address);
-    if (!r) {
-      r = { received: 0n, sent: 0n, outputs: 0, inputs: 0 };
-      rows.set(address, r);
-    }
-    return r;
-  };
-  for (const o of tx.outputs) {
-    if (o.address === null) continue;
-    const r = row(o.address);
-    r.received += o.value;
-    r.outputs++;
-  }
-  for (const i of tx.inputs) {
-    if (i.address === null) continue;
-    const r = row(i.address);
-    r.sent += i.value;
-    r.inputs++;
-  }
-  return rows;
-}
-
-/** Columns of address_totals (sql/utxo/008) added and subtracted as the rows come and go. */
-const TOTALS = ["funded_count", "funded_sum", "spent_count", "spent_sum", "tx_count"] as const;
-/** The totals of address_transaction rows (`rows`), by address. */
-const totalsOf = (rows: string) => `select address, sum(outputs) as funded_count, sum(received) as funded_sum,
-  sum(inputs) as spent_count, sum(sent) as spent_sum, count(*) as tx_count from ${rows} group by address`;
-
-const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
-  "address_transactions",
-  [
-    ["address", "text"],
-    ["block_number", "bigint"],
-    ["position", "integer"],
-    ["txid", "hex"],
-    ["received", "bigint"],
-    ["sent", "bigint"],
-    ["outputs", "integer"],
-    ["inputs", "integer"],
-  ],
-  (b, n) =>
-    b.transactions.flatMap((tx) =>
-      [...addressRows(tx)].map(([address, r]) => [
-        address,
-        n,
-        text(tx.position),
-        tx.txid,
-        text(r.received),
-        text(r.sent),
-        text(r.outputs),
-        text(r.inputs),
-      ]),
-    ),
-  "",
-  // Each address's totals move with its rows, in the same statement.
-  `insert into address_totals as s (address, ${TOTALS.join(", ")}) ${totalsOf("inserted")}
-    on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
-);
-
-/** In the order they are written: blocks first, which the others reference. */
-const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
-
-/** The outputs of the index a group's inputs spend, with their spender, as columns. */
-function spendsOf(blocks: readonly UtxoBlock[]) {
-  const cols = {
-    txid: [] as string[],
-    vout: [] as string[],
-    by: [] as string[],
-    vin: [] as string[],
-    block: [] as string[],
-  };
-  for (const block of blocks) {
-    const n = text(block.number);
-    for (const tx of block.transactions) {
-      tx.inputs.forEach((input, vin) => {
-        if (!input.indexed) return;
-        cols.txid.push(input.txid);
-        cols.vout.push(text(input.vout));
-        cols.by.push(tx.txid);
-        cols.vin.push(text(vin));
-        cols.block.push(n);
-      });
-    }
-  }
-  return cols;
-}
-
-/** Marks the spent outputs; every one must be there, unspent (else the index is not what was resolved). */
-async function markSpent(tx: Tx, blocks: readonly UtxoBlock[]): Promise<void> {
-  const s = spendsOf(blocks);
-  if (s.txid.length === 0) return;
-  const marked = await tx`update outputs o set spent_txid = decode(u.by, 'hex'), spent_vin = u.vin::integer,
-      spent_block = u.block::bigint
-    from unnest(${s.txid}::text[], ${s.vout}::text[], ${s.by}::text[], ${s.vin}::text[], ${s.block}::text[])
-      as u(txid, vout, by, vin, block)
-    where o.txid = decode(u.txid, 'hex') and o.vout = u.vout::integer and o.spent_txid is null`;
-  if (marked.count !== s.txid.length) {
-    throw new Error(
-      `${s.txid.length - marked.count} spent outputs were missing or already spent in the index`,
-    );
-  }
-}
 
 /**
  * Remembers what is written, so that it is not written again (the rows stay: a reused address costs nothing):
@@ -354,17 +142,7 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
   await tx`delete from outputs where block_number >= ${from}::bigint`;
   await tx`delete from transactions where block_number >= ${from}::bigint`;
   await tx`delete from blocks where number >= ${from}::bigint`;
-  await tx`delete from day_addresses where day = any(${days}::date[])`;
-  await tx`insert into day_addresses (day, address)
-    select distinct b.day, a.address from blocks b join address_transactions a on a.block_number = b.number
-    where b.day = any(${days}::date[])`;
-  await tx`delete from daily_stats where day = any(${days}::date[])`;
-  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
-      total_output, total_fees, miners_reward, total_vsize, active_addresses)
-    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
-      sum(total_fees), sum(miners_reward), sum(total_vsize),
-      (select count(*) from day_addresses d where d.day = b.day)
-    from blocks b where day = any(${days}::date[]) group by day`;
+  await remakeDays(tx, days);
 }
 
 export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
@@ -383,6 +161,7 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
     start: (firstBlock) => startIndexerState(sql, firstBlock),
     hashOf: (number) => storedHash(sql, number),
     forget,
+    bulk: createUtxoBulkLoad(sql),
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;

@@ -1,0 +1,202 @@
+/**
+ * The Bitcoin family's bulk load (indexer/bulk.ts; sql/utxo/013_bulk_load.sql): while the index is far
+ * behind the head, a window's groups are written at once, each by COPY in its own transaction, and what
+ * only the read side needs waits for the end.
+ *
+ * - Indexes: those no writer query reads (READ_SIDE_INDEXES: the lookups by txid, by block and by address)
+ *   are dropped when it begins and built once when it ends, from the definitions kept in `bulk_load`. The
+ *   writers' own stay: the primary keys of blocks, transactions and outputs (the inputs' outputs are found
+ *   and marked spent by theirs), `outputs_spent_block` (what a resume unspends), and the keys the figures'
+ *   inserts conflict on. A rewind never runs during a bulk load: the loop finishes it first.
+ * - Spends: an output spent within the same flight of groups is written with its spender (no update of a
+ *   row just written); the others are marked as the group writer does, in the spending group's transaction.
+ *   A spender's group may then not commit when the output's did (a failure, a crash): `resume` unspends what
+ *   blocks above the index's end spent.
+ * - Figures: each address's totals (008), its scripthash, the days' active addresses and figures are made
+ *   from the rows of the bulk load's blocks when it ends, in the transaction that builds the indexes: one
+ *   pass over the rows instead of one upsert per address per group. They come out as the group writer's: the
+ *   totals are sums of the rows, a day's figures and active addresses are made from the day's blocks and
+ *   rows as a rewind makes them, and an address's scripthash is that of the first output paying it.
+ *   Until it ends they cover the blocks below it only.
+ */
+import type { Sql } from "../../db/database";
+import type { BulkLoad } from "../../indexer/indexFamily";
+import { copyRows, fenceWrite, type Tx, text } from "../indexRows";
+import type { UtxoBlock } from "./decode";
+import { outpointKey } from "./indexedOutputs";
+import {
+  ADDRESS_TRANSACTIONS,
+  BLOCKS,
+  bulkOutputs,
+  markSpent,
+  remakeDays,
+  type Spenders,
+  TOTALS,
+  TRANSACTIONS,
+  totalsOf,
+} from "./indexTables";
+
+/** The indexes only the read side (and a rewind) reads, dropped while a bulk load runs. */
+const READ_SIDE_INDEXES = [
+  "transactions_txid",
+  "outputs_block",
+  "outputs_unspent",
+  "address_transactions_pkey",
+  "address_transactions_sending",
+  "address_transactions_block",
+];
+/** Of those, the primary keys: dropped and added back as the table's constraint. */
+const PRIMARY_KEYS: Record<string, string> = { address_transactions_pkey: "address_transactions" };
+
+/** The spenders of the outputs a flight of groups makes and spends itself. */
+function spendersWithin(blocks: readonly UtxoBlock[]): Map<string, [string, string, string]> {
+  const made = new Set<string>();
+  const spenders = new Map<string, [string, string, string]>();
+  for (const block of blocks) {
+    const n = text(block.number);
+    for (const tx of block.transactions) {
+      tx.inputs.forEach((input, vin) => {
+        const key = outpointKey(input.txid, input.vout);
+        if (input.indexed && made.has(key)) spenders.set(key, [tx.txid, text(vin), n]);
+      });
+      for (const o of tx.outputs) made.add(outpointKey(tx.txid, o.vout));
+    }
+  }
+  return spenders;
+}
+
+/**
+ * The outputs of the flight not to write: a coinbase's whose txid repeats one the index holds or the flight
+ * made before (BIP 30: Bitcoin's blocks 91,842 and 91,880), the first row kept as the group writer keeps it.
+ */
+async function repeatedOutputs(sql: Sql, blocks: readonly UtxoBlock[]): Promise<Set<string>> {
+  const coinbases = blocks.flatMap((b) => b.transactions.filter((tx) => tx.coinbase));
+  const stored = new Set(
+    (
+      await sql`select distinct encode(txid, 'hex') as txid from outputs
+        where txid = any(array(select decode(t, 'hex') from unnest(${coinbases.map((tx) => tx.txid)}::text[]) t))`
+    ).map((r) => r.txid as string),
+  );
+  const seen = new Set<string>();
+  const skip = new Set<string>();
+  for (const tx of coinbases) {
+    for (const o of tx.outputs) {
+      const key = outpointKey(tx.txid, o.vout);
+      if (stored.has(tx.txid) || seen.has(key)) skip.add(key);
+      seen.add(key);
+    }
+  }
+  return skip;
+}
+
+/** Unspends what blocks above the index's end spent (a spender's group that did not commit). */
+async function unspendAboveEnd(sql: Sql | Tx): Promise<void> {
+  await sql`update outputs set spent_txid = null, spent_vin = null, spent_block = null
+    where spent_block > (select last_block from indexer_state)`;
+}
+
+/** The figures of blocks `from` to `last` that a bulk load leaves: totals, scripthashes, days. */
+async function makeFigures(tx: Tx, from: string, last: string): Promise<void> {
+  await tx`with a as (select * from address_transactions
+      where block_number between ${from}::bigint and ${last}::bigint)
+    insert into address_totals as s (address, ${tx.unsafe(TOTALS.join(", "))}) ${tx.unsafe(totalsOf("a"))}
+    on conflict (address) do update set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", "))}`;
+  await tx`insert into address_scripts (script_hash, address)
+    select sha256(script), address from (
+      select distinct on (address) address, script from outputs
+      where block_number between ${from}::bigint and ${last}::bigint and address is not null
+      order by address, block_number, position, vout) f
+    on conflict (script_hash) do nothing`;
+  const days = (
+    await tx`select distinct day::text as day from blocks where number between ${from}::bigint and ${last}::bigint`
+  ).map((r) => r.day as string);
+  if (days.length > 0) await remakeDays(tx, days);
+}
+
+export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
+  return {
+    async resume() {
+      const [row] = await sql`select 1 from bulk_load`;
+      if (!row) return false;
+      await unspendAboveEnd(sql);
+      return true;
+    },
+
+    async begin() {
+      await sql.begin(async (tx) => {
+        const indexes = await tx`select indexname as name, indexdef as definition from pg_indexes
+          where schemaname = current_schema() and indexname = any(${READ_SIDE_INDEXES}::text[])
+          order by indexname`;
+        const names = indexes.map((i) => i.name as string);
+        const begun = await tx`insert into bulk_load (from_block, index_names, index_definitions)
+          select last_block + 1, ${names}::text[], ${indexes.map((i) => i.definition as string)}::text[]
+          from indexer_state on conflict (id) do nothing`;
+        if (begun.count !== 1) return;
+        for (const name of names) {
+          const table = PRIMARY_KEYS[name];
+          await (table
+            ? tx`alter table ${tx(table)} drop constraint ${tx(name)}`
+            : tx`drop index ${tx(name)}`);
+        }
+      });
+    },
+
+    async write(groups, expectedLast, committed) {
+      const all = groups.flat();
+      const spenders: Spenders = spendersWithin(all);
+      const outputs = bulkOutputs(spenders, await repeatedOutputs(sql, all));
+      // Each group moves the progress row on from the end of the one below, once that one committed (a
+      // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
+      // the row not moved): so the groups commit in order, and one that fails stops those above it.
+      let below: Promise<unknown> = Promise.resolve();
+      let from = expectedLast;
+      const writes = groups.map((blocks) => {
+        const expected = from;
+        const last = blocks[blocks.length - 1]!.number;
+        from = last;
+        const turn = below;
+        const write = sql.begin(async (tx) => {
+          // As the group writer's: a commit a database crash loses is written again from the node.
+          await tx`set local synchronous_commit = off`;
+          for (const table of [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS])
+            await copyRows(tx, table, blocks);
+          await markSpent(tx, blocks, spenders);
+          await turn;
+          await fenceWrite(tx, text(last), expected);
+        });
+        below = write;
+        write.catch(() => {});
+        return write;
+      });
+      // Every group settles before this returns: no transaction of the flight outlives it.
+      const results = await Promise.allSettled(writes);
+      for (const [i, result] of results.entries()) {
+        if (result.status === "rejected") throw result.reason;
+        committed(i);
+      }
+    },
+
+    async finish() {
+      await sql.begin(async (tx) => {
+        const [row] = await tx`select from_block::text as from, index_names, index_definitions
+          from bulk_load for update`;
+        if (!row) return;
+        // Index builds over a whole chain's rows take longer than any request may.
+        await tx`set local statement_timeout = 0`;
+        await unspendAboveEnd(tx);
+        const [state] = await tx`select last_block::text as last from indexer_state`;
+        await makeFigures(tx, row.from as string, state!.last as string);
+        const names = row.index_names as string[];
+        const definitions = row.index_definitions as string[];
+        for (const definition of definitions) await tx.unsafe(definition);
+        // Last: adding a primary key locks its table against reads until the commit.
+        for (const name of names) {
+          const table = PRIMARY_KEYS[name];
+          if (table)
+            await tx`alter table ${tx(table)} add constraint ${tx(name)} primary key using index ${tx(name)}`;
+        }
+        await tx`delete from bulk_load`;
+      });
+    },
+  };
+}

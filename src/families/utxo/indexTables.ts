@@ -1,0 +1,269 @@
+/**
+ * The rows the Bitcoin family's index writes (sql/utxo/007_utxo_index.sql, 008's totals), shared by the
+ * group writer (indexWriter.ts) and the bulk load (bulkLoad.ts): each table's rows of a block, the spends a
+ * group marks, and the days' figures made again from the rows.
+ */
+import { type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
+import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
+import { outpointKey } from "./indexedOutputs";
+
+/** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
+const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
+
+export const BLOCKS = indexTable<UtxoBlock>(
+  "blocks",
+  [
+    ["number", "bigint"],
+    ["hash", "hex"],
+    ["parent_hash", "hex"],
+    ["timestamp", "bigint"],
+    ["header_time", "bigint"],
+    ["median_time", "bigint"],
+    ["day", "date"],
+    ["size", "integer"],
+    ["weight", "integer"],
+    ["transaction_count", "integer"],
+    ["transfer_count", "integer"],
+    ["output_count", "integer"],
+    ["total_output", "numeric"],
+    ["total_fees", "numeric"],
+    ["miners_reward", "numeric"],
+    ["total_vsize", "bigint"],
+  ],
+  (b, n) => {
+    const sums = blockSums(b);
+    return [
+      [
+        n,
+        b.hash,
+        b.parentHash,
+        text(b.timestamp),
+        text(b.headerTime),
+        text(b.medianTime),
+        utcDay(b.timestamp),
+        text(b.size),
+        text(b.weight),
+        text(sums.transactionCount),
+        text(sums.transferCount),
+        text(sums.outputCount),
+        text(sums.totalOutput),
+        text(sums.totalFees),
+        text(sums.minersReward),
+        text(sums.totalVsize),
+      ],
+    ];
+  },
+);
+
+export const TRANSACTIONS = indexTable<UtxoBlock>(
+  "transactions",
+  [
+    ["block_number", "bigint"],
+    ["position", "integer"],
+    ["txid", "hex"],
+    ["fee", "bigint"],
+    ["size", "integer"],
+    ["vsize", "integer"],
+    ["weight", "integer"],
+    ["coinbase", "boolean"],
+    ["input_count", "integer"],
+    ["output_count", "integer"],
+    ["from_addresses", "text[]"],
+  ],
+  (b, n) =>
+    b.transactions.map((tx) => [
+      n,
+      text(tx.position),
+      tx.txid,
+      text(tx.fee),
+      text(tx.size),
+      text(tx.vsize),
+      text(tx.weight),
+      text(tx.coinbase),
+      text(tx.inputs.length),
+      text(tx.outputs.length),
+      textArray(tx.fromAddresses),
+    ]),
+);
+
+const OUTPUT_COLUMNS = [
+  ["txid", "hex"],
+  ["vout", "integer"],
+  ["block_number", "bigint"],
+  ["position", "integer"],
+  ["address", "text"],
+  ["script", "hex"],
+  ["value", "bigint"],
+  ["pays", "boolean"],
+] as const;
+
+const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string) => [
+  tx.txid,
+  text(o.vout),
+  n,
+  text(tx.position),
+  o.address,
+  o.script,
+  text(o.value),
+  text(o.pays),
+];
+
+export const OUTPUTS = indexTable<UtxoBlock>(
+  "outputs",
+  OUTPUT_COLUMNS,
+  (b, n) => b.transactions.flatMap((tx) => tx.outputs.map((o) => outputCells(tx, o, n))),
+  "on conflict (txid, vout) do nothing",
+);
+
+/** An output's spender, by outpointKey: its transaction, the input's index, the block (as text). */
+export type Spenders = ReadonlyMap<string, readonly [txid: string, vin: string, block: string]>;
+
+/**
+ * The outputs of a bulk load's group with their spenders where these are known (spent in the same flight of
+ * groups), by COPY: outputs (by outpointKey) in `skip` are not written (a BIP 30 coinbase's repeated
+ * outputs: the first row stays, as `OUTPUTS`' conflict keeps it).
+ */
+export function bulkOutputs(spenders: Spenders, skip: ReadonlySet<string>): IndexTable<UtxoBlock> {
+  return indexTable<UtxoBlock>(
+    "outputs",
+    [...OUTPUT_COLUMNS, ["spent_txid", "hex"], ["spent_vin", "integer"], ["spent_block", "bigint"]],
+    (b, n) =>
+      b.transactions.flatMap((tx) =>
+        tx.outputs.flatMap((o) => {
+          const key = outpointKey(tx.txid, o.vout);
+          if (skip.has(key)) return [];
+          return [[...outputCells(tx, o, n), ...(spenders.get(key) ?? [null, null, null])]];
+        }),
+      ),
+  );
+}
+
+/** What one transaction does to each address it touches (address_transactions' row). */
+function addressRows(tx: UtxoTransaction) {
+  const rows = new Map<string, { received: bigint; sent: bigint; outputs: number; inputs: number }>();
+  const row = (address: string) => {
+    let r = rows.get(address);
+    if (!r) {
+      r = { received: 0n, sent: 0n, outputs: 0, inputs: 0 };
+      rows.set(address, r);
+    }
+    return r;
+  };
+  for (const o of tx.outputs) {
+    if (o.address === null) continue;
+    const r = row(o.address);
+    r.received += o.value;
+    r.outputs++;
+  }
+  for (const i of tx.inputs) {
+    if (i.address === null) continue;
+    const r = row(i.address);
+    r.sent += i.value;
+    r.inputs++;
+  }
+  return rows;
+}
+
+/** Columns of address_totals (sql/utxo/008) added and subtracted as the rows come and go. */
+export const TOTALS = ["funded_count", "funded_sum", "spent_count", "spent_sum", "tx_count"] as const;
+/** The totals of address_transaction rows (`rows`), by address. */
+export const totalsOf = (
+  rows: string,
+) => `select address, sum(outputs) as funded_count, sum(received) as funded_sum,
+  sum(inputs) as spent_count, sum(sent) as spent_sum, count(*) as tx_count from ${rows} group by address`;
+
+export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
+  "address_transactions",
+  [
+    ["address", "text"],
+    ["block_number", "bigint"],
+    ["position", "integer"],
+    ["txid", "hex"],
+    ["received", "bigint"],
+    ["sent", "bigint"],
+    ["outputs", "integer"],
+    ["inputs", "integer"],
+  ],
+  (b, n) =>
+    b.transactions.flatMap((tx) =>
+      [...addressRows(tx)].map(([address, r]) => [
+        address,
+        n,
+        text(tx.position),
+        tx.txid,
+        text(r.received),
+        text(r.sent),
+        text(r.outputs),
+        text(r.inputs),
+      ]),
+    ),
+  "",
+  // Each address's totals move with its rows, in the same statement.
+  `insert into address_totals as s (address, ${TOTALS.join(", ")}) ${totalsOf("inserted")}
+    on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
+);
+
+/** In the order they are written: blocks first, which the others reference. */
+export const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
+
+/** The outputs of the index a group's inputs spend, with their spender, as columns. */
+function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {
+  const cols = {
+    txid: [] as string[],
+    vout: [] as string[],
+    by: [] as string[],
+    vin: [] as string[],
+    block: [] as string[],
+  };
+  for (const block of blocks) {
+    const n = text(block.number);
+    for (const tx of block.transactions) {
+      tx.inputs.forEach((input, vin) => {
+        if (!input.indexed || known?.has(outpointKey(input.txid, input.vout))) return;
+        cols.txid.push(input.txid);
+        cols.vout.push(text(input.vout));
+        cols.by.push(tx.txid);
+        cols.vin.push(text(vin));
+        cols.block.push(n);
+      });
+    }
+  }
+  return cols;
+}
+
+/**
+ * Marks the spent outputs (but those whose spender `written` says were written with it); every one must be
+ * there, unspent (else the index is not what was resolved).
+ */
+export async function markSpent(tx: Tx, blocks: readonly UtxoBlock[], written?: Spenders): Promise<void> {
+  const s = spendsOf(blocks, written);
+  if (s.txid.length === 0) return;
+  const marked = await tx`update outputs o set spent_txid = decode(u.by, 'hex'), spent_vin = u.vin::integer,
+      spent_block = u.block::bigint
+    from unnest(${s.txid}::text[], ${s.vout}::text[], ${s.by}::text[], ${s.vin}::text[], ${s.block}::text[])
+      as u(txid, vout, by, vin, block)
+    where o.txid = decode(u.txid, 'hex') and o.vout = u.vout::integer and o.spent_txid is null`;
+  if (marked.count !== s.txid.length) {
+    throw new Error(
+      `${s.txid.length - marked.count} spent outputs were missing or already spent in the index`,
+    );
+  }
+}
+
+/**
+ * Makes the days' figures again from the blocks and address rows the index holds (a rewind's days; a bulk
+ * load's, which left them): their active addresses, then their sums.
+ */
+export async function remakeDays(tx: Tx, days: readonly string[]): Promise<void> {
+  await tx`delete from day_addresses where day = any(${days}::date[])`;
+  await tx`insert into day_addresses (day, address)
+    select distinct b.day, a.address from blocks b join address_transactions a on a.block_number = b.number
+    where b.day = any(${days}::date[])`;
+  await tx`delete from daily_stats where day = any(${days}::date[])`;
+  await tx`insert into daily_stats (day, from_block, to_block, block_count, transaction_count, transfer_count,
+      total_output, total_fees, miners_reward, total_vsize, active_addresses)
+    select day, min(number), max(number), count(*), sum(transaction_count), sum(transfer_count), sum(total_output),
+      sum(total_fees), sum(miners_reward), sum(total_vsize),
+      (select count(*) from day_addresses d where d.day = b.day)
+    from blocks b where day = any(${days}::date[]) group by day`;
+}
