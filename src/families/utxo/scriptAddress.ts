@@ -54,6 +54,7 @@ const BASE58_CODES = Uint8Array.from("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghi
   c.charCodeAt(0),
 );
 const PAYLOAD_BYTES = 21;
+// Scratch buffers of the encoders: each call fills and reads them synchronously, so one set serves all.
 const CHECKSUM_BYTES = 4;
 const scratch = new Uint8Array(PAYLOAD_BYTES + CHECKSUM_BYTES);
 const digest = new Uint8Array(32);
