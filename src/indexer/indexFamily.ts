@@ -5,6 +5,7 @@
  * itself (the leader lock, the window of blocks read ahead, write groups, reorgs, progress, maintenance)
  * is the same for every family.
  */
+import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
 import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
@@ -106,8 +107,8 @@ export interface FamilyIndex<B extends IndexedBlock, F = unknown> {
 export interface IndexFamily<B extends IndexedBlock = IndexedBlock, F = unknown> {
   /** The folder of sql/ with the family's tables, applied with sql/common/ (db/migrate.ts). */
   readonly migrations: string;
-  /** `log` is the indexer's. */
-  createIndex(options: { sql: Sql; engine: Engine; log: Logger }): FamilyIndex<B, F>;
+  /** `log` is the indexer's; `chain` the chain served (its network: how its scripts name addresses). */
+  createIndex(options: { sql: Sql; engine: Engine; log: Logger; chain: ChainInfo }): FamilyIndex<B, F>;
 }
 
 /** The index no longer ends where this writer left it: another instance writes it. */

@@ -70,7 +70,7 @@ export interface IndexerOptions {
 export function startIndexer(options: IndexerOptions): Indexer {
   const { sql, events } = options;
   const log = options.log.child({ component: "indexer" });
-  const index = options.family.createIndex({ sql, engine: options.engine, log });
+  const index = options.family.createIndex({ sql, engine: options.engine, log, chain: options.chain });
   const wakeups = createWakeups(options.head);
   let stopped = false;
   let leading = false;
