@@ -5,14 +5,19 @@
  * (INDEX_BULK_DISTANCE_BLOCKS=0, in-process) and once by a service process bulk loading all but the last
  * DISTANCE blocks, stopped (SIGTERM) and killed (SIGKILL) in the middle of its bulk load and started again.
  * The node is behind a proxy that delays each request, so that the bulk load lasts seconds and is caught
- * in the middle. Afterwards every row of every table is the normal path's (the address totals and the days'
- * figures included), the read side's indexes are there as the migrations made them, and a reorg near the
- * head is followed by both alike.
+ * in the middle. Stopped there, an instance that does not index reads it: the reads that depend on what the
+ * end makes (an address's Esplora figures, history and unspent outputs, transfers, the days' figures) are
+ * 503 naming the bulk load, the others (transactions, block pages, the mempool's) the normal path's answers.
+ * Afterwards every row of every table is the normal path's (the address totals and the days' figures
+ * included), the read side's indexes are there as the migrations made them, the same reads answer as the
+ * normal path's, and a reorg near the head is followed by both alike.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { startProxy } from "./support/proxy";
 import {
+  post,
   type ServiceProcess,
   startServiceProcess,
   startTestService,
@@ -49,6 +54,8 @@ let bulkUrl: string;
 let bulkDb: postgres.Sql;
 let proxyUrl: string;
 let head: number;
+/** Where the first bulk-loading service was stopped, in the middle of its bulk load. */
+let stopped: { last: number | null; bulking: boolean; keyed: boolean };
 
 const open = (url: string) => {
   const db = postgres(url, { max: 1, onnotice: () => {} });
@@ -106,6 +113,94 @@ async function bulkState(db: postgres.Sql) {
   return row as { last: number | null; bulking: boolean; keyed: boolean } | undefined;
 }
 
+/** An instance reading the bulk-loaded index without writing it (where a bulk load stopped, it stays). */
+const startReader = (): Promise<TestService> =>
+  startTestService({ upstreamUrls: [chain.node.url], databaseUrl: bulkUrl, env: { ...ENV, INDEXER: "off" } });
+
+/** A GET's status, Retry-After and text. */
+async function ask(base: string, path: string) {
+  const response = await fetch(`${base}${path}`);
+  return {
+    status: response.status,
+    retryAfter: response.headers.get("retry-after"),
+    text: await response.text(),
+  };
+}
+
+/** Esplora's scripthash of an address: the SHA-256 of its output script, reversed. */
+async function scripthashOf(address: string): Promise<string> {
+  const { scriptPubKey } = await chain.node.rpc<{ scriptPubKey: string }>("validateaddress", [address]);
+  return createHash("sha256").update(Buffer.from(scriptPubKey, "hex")).digest().reverse().toString("hex");
+}
+
+/**
+ * The reads asked during the bulk load and after it: those its figures or its dropped indexes decide (each
+ * with the words of its refusal), and those answered during it as the normal path answers them
+ * (transactions and block pages, found by their outputs' keys, on both sides of its last block `last`).
+ */
+async function questions(last: number) {
+  const { addresses, txs, blocks } = chain;
+  const esploraRefused: [path: string, what: string][] = [];
+  const esploraAnswered: string[] = [];
+  for (const address of [addresses.legacy, addresses.p2sh, addresses.bech32, addresses.miner]) {
+    for (const base of [
+      `/esplora/address/${address}`,
+      `/esplora/scripthash/${await scripthashOf(address)}`,
+    ]) {
+      esploraRefused.push(
+        [base, "an address's figures"],
+        [`${base}/txs`, "an address's confirmed transactions"],
+        [`${base}/txs/chain`, "an address's confirmed transactions"],
+        [`${base}/txs/chain/${txs.fund}`, "an address's confirmed transactions"],
+        [`${base}/utxo`, "an address's unspent outputs"],
+      );
+      esploraAnswered.push(`${base}/txs/mempool`);
+    }
+  }
+  const coinbaseOf = async (height: number) =>
+    (await chain.node.rpc<{ tx: string[] }>("getblock", [await chain.node.rpc("getblockhash", [height])]))
+      .tx[0]!;
+  const txids = [
+    txs.fund,
+    txs.fundLegacy,
+    txs.change,
+    txs.multiFrom,
+    txs.sendmany,
+    await coinbaseOf(1),
+    await coinbaseOf(last),
+    await coinbaseOf(last + 1),
+  ];
+  for (const txid of txids) {
+    esploraAnswered.push(
+      `/esplora/tx/${txid}`,
+      `/esplora/tx/${txid}/status`,
+      `/esplora/tx/${txid}/hex`,
+      `/esplora/tx/${txid}/merkle-proof`,
+    );
+  }
+  for (const height of [blocks.fund, blocks.fund + 1, last, last + 1]) {
+    esploraAnswered.push(`/esplora/block/${await chain.node.rpc<string>("getblockhash", [height])}/txs`);
+  }
+  // Each with its REST body and its JSON-RPC params.
+  const operation = (name: string, body: Record<string, unknown>, params: unknown[], what: string) => ({
+    name,
+    body,
+    params,
+    what,
+  });
+  const transfers = { limit: 500 };
+  const byAddress = { addresses: addresses.legacy, limit: 50 };
+  const operationsRefused = [
+    operation("watch_getTransfers", transfers, [transfers], "transfers"),
+    operation("watch_getTransfersByAddress", byAddress, [byAddress], "transfers"),
+    ...chain.days.map((day) => {
+      const timestamp = Date.parse(`${day}T12:00:00Z`) / 1000;
+      return operation("watch_getStatsByDay", { timestamp }, [timestamp], `the figures of ${day}`);
+    }),
+  ];
+  return { esploraRefused, esploraAnswered, operationsRefused };
+}
+
 /** Starts the bulk-loading service on its database, through the slow proxy. */
 const startBulk = (): Promise<ServiceProcess> =>
   startServiceProcess({
@@ -153,23 +248,60 @@ afterAll(async () => {
   await normal?.stop();
 });
 
-test("a bulk load stopped (SIGTERM), then killed (SIGKILL), in its middle resumes each time with no gap and nothing above the index's end; its indexes built once it ends", async () => {
+test("a bulk load stopped (SIGTERM) in its middle keeps its marker and its dropped indexes, the index ending at a group it committed", async () => {
   const first = await startBulk();
   const bulkSchema = await until(
     "the bulk index's tables",
     () => useChainSchema(bulkDb).catch(() => undefined),
     CATCH_UP_MS,
   );
-  const stoppedAt = await midBulk(40);
+  // Past the blocks of every script type, so that reads of them during the bulk load read its rows.
+  const stoppedAt = await midBulk(chain.blocks.fund + 1);
   await first.stop();
-  const after = (await bulkState(bulkDb))!;
-  // Stopped mid-bulk: the marker and the dropped indexes stay, the index ends at a group it committed.
-  expect(after.bulking).toBe(true);
-  expect(after.keyed).toBe(false);
-  expect(after.last).toBeGreaterThanOrEqual(stoppedAt);
-  expect(after.last).toBeLessThan(head - DISTANCE);
+  stopped = (await bulkState(bulkDb))!;
+  expect(stopped.bulking).toBe(true);
+  expect(stopped.keyed).toBe(false);
+  expect(stopped.last).toBeGreaterThanOrEqual(stoppedAt);
+  expect(stopped.last).toBeLessThan(head - DISTANCE);
   expect(bulkSchema.length).toBeGreaterThan(0);
+}, 120_000);
 
+test("during a bulk load, the reads its figures or dropped indexes decide are refused (503, Retry-After, naming it and how far it is); the others answer as the normal path's index", async () => {
+  // The bulk load stopped in its middle, read by an instance that does not index: it stays there.
+  const reader = await startReader();
+  const last = stopped.last!;
+  const q = await questions(last);
+  const refusal = (what: string) =>
+    `${what} are not answered while the index is bulk loaded (from block 0, now at block ${last}): the address totals, scripthashes and daily figures of its blocks, and the lookups by txid, block and address, are made when it ends; retry later`;
+  for (const [path, what] of q.esploraRefused) {
+    const a = await ask(reader.url, path);
+    expect({ path, ...a }).toEqual({ path, status: 503, retryAfter: "60", text: refusal(what) });
+  }
+  for (const path of q.esploraAnswered) {
+    const a = await ask(reader.url, path);
+    expect({ path, ...a }).toEqual({ path, ...(await ask(normal.url, path)) });
+  }
+  expect((await ask(reader.url, "/esplora/blocks/tip/height")).text).toBe(String(last));
+  for (const { name, body, params, what } of q.operationsRefused) {
+    const r = await post(`${reader.url}/node/rest/${name}`, body);
+    expect({ name, status: r.status, retryAfter: r.headers.get("retry-after"), body: r.json }).toEqual({
+      name,
+      status: 503,
+      retryAfter: "60",
+      body: { detail: refusal(what) },
+    });
+    const j = await post(`${reader.url}/node/jsonrpc`, { jsonrpc: "2.0", id: 1, method: name, params });
+    expect(j.json).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32603, message: refusal(what) } });
+  }
+  // No block's watch-filter results are published before the bulk load ends (it began at block 0).
+  expect((await ask(reader.url, "/watch_filters/lastBlockNumber")).text).toBe('{"block_number":-1}');
+  await reader.stop();
+  // Nothing moved while it was read.
+  expect(await bulkState(bulkDb)).toEqual(stopped);
+}, 120_000);
+
+test("a bulk load started again, then killed (SIGKILL), in its middle resumes each time with no gap and nothing above the index's end; its indexes built once it ends", async () => {
+  const after = stopped;
   // Started again: the bulk load resumes (no gap: the blocks are consecutive from 0).
   const second = await startBulk();
   const resumedAt = await midBulk(after.last! + 1);
@@ -230,6 +362,37 @@ test("after the bulk load, every table is the normal path's, the daily figures a
   expect(pk!.def).toBe('PRIMARY KEY (address, block_number, "position") INCLUDE (inputs)');
   expect(await bulkDb`select * from bulk_load`).toHaveLength(0);
 }, 60_000);
+
+test("after the bulk load, the reads refused during it and the others answer exactly as the normal path's index", async () => {
+  const reader = await startReader();
+  const q = await questions(stopped.last!);
+  const paths = [
+    ...q.esploraRefused.map(([path]) => path),
+    ...q.esploraAnswered,
+    "/esplora/blocks/tip/height",
+  ];
+  for (const path of paths) {
+    const a = await ask(reader.url, path);
+    expect({ path, status: a.status }).toEqual({ path, status: 200 });
+    expect({ path, ...a }).toEqual({ path, ...(await ask(normal.url, path)) });
+  }
+  for (const { name, body, params } of q.operationsRefused) {
+    const r = await post(`${reader.url}/node/rest/${name}`, body);
+    expect({ name, status: r.status }).toEqual({ name, status: 200 });
+    expect({ name, text: r.text }).toEqual({
+      name,
+      text: (await post(`${normal.url}/node/rest/${name}`, body)).text,
+    });
+    const rpc = { jsonrpc: "2.0", id: 1, method: name, params };
+    expect((await post(`${reader.url}/node/jsonrpc`, rpc)).text).toBe(
+      (await post(`${normal.url}/node/jsonrpc`, rpc)).text,
+    );
+  }
+  const published = await ask(reader.url, "/watch_filters/lastBlockNumber");
+  expect(published.text).toBe(`{"block_number":${head - Number(ENV.CONFIRMATIONS)}}`);
+  expect(published).toEqual(await ask(normal.url, "/watch_filters/lastBlockNumber"));
+  await reader.stop();
+}, 120_000);
 
 test("a reorg near the head after the bulk load is undone and followed as by the normal path", async () => {
   const bulk = await startBulk();

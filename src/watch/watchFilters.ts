@@ -128,13 +128,15 @@ export function createWatchFilters(options: {
 
   /** The last block whose results are published: indexed, and CONFIRMATIONS deep (or indexed: followsHead). */
   async function lastBlockNumber(): Promise<{ first: bigint; last: bigint }> {
-    const progress = await blocks.progress();
+    const [progress, readable] = await Promise.all([blocks.progress(), matcher.readableUpTo?.()]);
     if (!progress) return { first: 0n, last: -1n };
-    if (matcher.followsHead) return progress;
+    let { last } = progress;
+    if (readable !== undefined && readable < last) last = readable;
+    if (matcher.followsHead) return { first: progress.first, last };
     // The last head seen, fresh or not: a stale head must not let a block under the depth be published.
     const top = head.headBlock()?.number;
     const deep = top === undefined ? -1n : top - BigInt(chain.confirmations);
-    return { first: progress.first, last: deep < progress.last ? deep : progress.last };
+    return { first: progress.first, last: deep < last ? deep : last };
   }
 
   async function processedBlock(number: number): Promise<ProcessedBlock> {

@@ -54,6 +54,12 @@ export interface WatchMatcher {
    */
   refusesContract?(contract: Uint8Array): Promise<string | undefined>;
   /**
+   * The last block whose results can be read now, where the family's index may hold blocks it cannot answer
+   * for yet (the Bitcoin family's bulk load: families/utxo/bulkReads.ts): `lastBlockNumber` stays at or
+   * below it. Undefined (or unsaid): every indexed block.
+   */
+  readableUpTo?(): Promise<bigint | undefined>;
+  /**
    * A processed block's results for the filters registered under `keyHash` (db/filterStore.ts; null in
    * open mode), in the order check and check_v2 page them; only `page` of them when given.
    */

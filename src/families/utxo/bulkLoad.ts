@@ -17,11 +17,13 @@
  *   pass over the rows instead of one upsert per address per group. They come out as the group writer's: the
  *   totals are sums of the rows, a day's figures and active addresses are made from the day's blocks and
  *   rows as a rewind makes them, and an address's scripthash is that of the first output paying it.
- *   Until it ends they cover the blocks below it only.
+ *   Until it ends they cover the blocks below it only: the reads that depend on them are refused meanwhile
+ *   (bulkReads.ts), and it writes no row before those reads know it began.
  */
 import type { Sql } from "../../db/database";
 import type { BulkLoad } from "../../indexer/indexFamily";
 import { copyRows, fenceWrite, type Tx, text } from "../indexRows";
+import { BULK_NOTICE_MS } from "./bulkReads";
 import type { UtxoBlock } from "./decode";
 import { outpointKey } from "./indexedOutputs";
 import {
@@ -123,7 +125,7 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
     },
 
     async begin() {
-      await sql.begin(async (tx) => {
+      const begun = await sql.begin(async (tx) => {
         const indexes = await tx`select indexname as name, indexdef as definition from pg_indexes
           where schemaname = current_schema() and indexname = any(${READ_SIDE_INDEXES}::text[])
           order by indexname`;
@@ -131,14 +133,17 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
         const begun = await tx`insert into bulk_load (from_block, index_names, index_definitions)
           select last_block + 1, ${names}::text[], ${indexes.map((i) => i.definition as string)}::text[]
           from indexer_state on conflict (id) do nothing`;
-        if (begun.count !== 1) return;
+        if (begun.count !== 1) return false;
         for (const name of names) {
           const table = PRIMARY_KEYS[name];
           await (table
             ? tx`alter table ${tx(table)} drop constraint ${tx(name)}`
             : tx`drop index ${tx(name)}`);
         }
+        return true;
       });
+      // No row before every reader knows (bulkReads.ts): none answers from its figures as if complete.
+      if (begun) await Bun.sleep(BULK_NOTICE_MS);
     },
 
     async write(groups, expectedLast, committed) {

@@ -7,6 +7,7 @@
 import { Type as T } from "@sinclair/typebox";
 import type { Sql } from "../../db/database";
 import type { DayStatsReads, DayStatsSource } from "../../operations/stats";
+import { bulkRefusal, createBulkReads } from "./bulkReads";
 import { Satoshis } from "./transferShape";
 
 /** The interface's DayStats as this family fills it (same title): the EVM-only members absent. */
@@ -34,8 +35,15 @@ export const UtxoDayStats = T.Object(
 );
 
 function createUtxoDayStatsReads(sql: Sql): DayStatsReads {
+  const bulk = createBulkReads(sql);
   return {
     async day(day: string): Promise<string | undefined> {
+      // A bulk load makes the figures of the days of its blocks when it ends (bulkReads.ts): earlier days'
+      // are complete.
+      const loading = await bulk.state();
+      if (loading && (loading.fromDay === undefined || day >= loading.fromDay)) {
+        throw bulkRefusal(`the figures of ${day}`, loading);
+      }
       const [s] =
         await sql`select day::text as day, from_block::text as from_block, to_block::text as to_block,
           block_count, transaction_count::text as transaction_count, transfer_count::text as transfer_count,

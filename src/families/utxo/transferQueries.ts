@@ -11,6 +11,7 @@
 import type { Sql } from "../../db/database";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
 import { TransferKind } from "../../transferKind";
+import { createBulkReads } from "./bulkReads";
 import { DECIMALS } from "./dialect";
 
 /** `from` of a coinbase's rows, and of a transaction none of whose inputs pays an address. */
@@ -18,6 +19,7 @@ const COINBASE = "coinbase";
 const NONSTANDARD = "nonstandard";
 
 export function createUtxoTransferQueries(sql: Sql): TransferQueries {
+  const bulk = createBulkReads(sql);
   /** The page's keys: (block_number, position, vout). */
   function pageKeys(q: TransferQuery) {
     const cursor = q.after && {
@@ -62,6 +64,8 @@ export function createUtxoTransferQueries(sql: Sql): TransferQueries {
 
   return {
     async transfers(q: TransferQuery): Promise<TransferRecord[]> {
+      // During a bulk load the indexes by block and by address are dropped: any page would scan the chain.
+      await bulk.refuse("transfers");
       if (q.limit === 0 || q.fromBlock > q.toBlock) return [];
       // Native transfers only: a query for tokens selects nothing here.
       if ((q.kind !== undefined && q.kind !== TransferKind.trx) || (q.contracts?.length ?? 0) > 0) return [];

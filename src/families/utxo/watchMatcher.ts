@@ -16,6 +16,7 @@ import type {
   WatchMatcher,
   WatchMatcherOptions,
 } from "../../watch/watchMatcher";
+import { createBulkReads } from "./bulkReads";
 import { createUtxoWatchQueries } from "./watchMatchQueries";
 
 export type Direction = "deposit" | "withdrawal" | "unknown";
@@ -64,9 +65,17 @@ export function filterResult(
 export function createUtxoWatchMatcher(options: WatchMatcherOptions): WatchMatcher {
   const { chain } = options;
   const queries = options.guard(createUtxoWatchQueries(options.sql));
+  const bulk = options.guard(createBulkReads(options.sql));
   return {
     contracts: false,
+    // During a bulk load the indexes by block and by address are dropped (bulkReads.ts): no block's
+    // results are read, and none of its blocks is published before it ends.
+    async readableUpTo() {
+      const loading = await bulk.state();
+      return loading && loading.fromBlock - 1n;
+    },
     async results(keyHash, block: ProcessedBlock, _version, page) {
+      await bulk.refuse("watch filter results");
       const matches = await queries.matches(keyHash, block.number, page);
       if (matches.length === 0) return [];
       const paid = await queries.outputAddresses(block.number, [...new Set(matches.map((m) => m.position))]);

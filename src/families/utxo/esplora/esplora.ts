@@ -16,6 +16,7 @@ import type {
   ScriptRef,
   UtxoPage,
 } from "../../../operations/esploraSource";
+import { type BulkReads, createBulkReads } from "../bulkReads";
 import { outpointKey } from "../indexedOutputs";
 import type { MempoolFollower } from "../mempoolFollower";
 import type { MempoolReads } from "../mempoolStore";
@@ -74,14 +75,15 @@ const ZERO_STATS: ScriptStats = { fundedCount: 0n, fundedSum: 0n, spentCount: 0n
  */
 export function createUtxoEsplora(deps: EsploraDeps, follower: MempoolFollower): EsploraSource {
   const { engine } = deps;
-  const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql));
+  const bulk = deps.guard(createBulkReads(deps.sql));
+  const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql, bulk));
   follower.hold();
   const mempool = createMempoolView(follower);
   const reads = createReads(engine, queries);
   return {
     ...blockSource(engine, queries, reads),
     ...transactionSource(engine, queries, reads, mempool),
-    ...scriptSource(queries, reads, mempool),
+    ...scriptSource(queries, reads, mempool, bulk),
     ...poolSource(engine, mempool),
   };
 }
@@ -311,7 +313,12 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
   };
 }
 
-function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolView) {
+/**
+ * An address's (or scripthash's) confirmed figures, history and unspent outputs are refused during a bulk
+ * load (bulkReads.ts): its totals and scripthashes are not made yet, and the indexes by address are
+ * dropped. Its mempool transactions are answered: the mempool knows every script its transactions touch.
+ */
+function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolView, bulk: BulkReads) {
   /** The address the index keeps the script's history under; undefined where none is known. */
   async function historyAddress(script: ScriptRef): Promise<string | undefined> {
     if ("address" in script) return script.address;
@@ -321,6 +328,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
   }
   return {
     async scriptStats(script: ScriptRef) {
+      await bulk.refuse("an address's figures");
       const address = await historyAddress(script);
       if (address === undefined) return { chain: statsJson(ZERO_STATS), mempool: statsJson(ZERO_STATS) };
       const pending = mempool.snapshot().stats(address);
@@ -332,6 +340,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       limit: number,
       charge: ChargeReads,
     ) {
+      await bulk.refuse("an address's confirmed transactions");
       const address = await historyAddress(script);
       if (address === undefined) return [];
       const cursor = lastSeen === undefined ? undefined : await queries.historyCursor(address, lastSeen);
@@ -354,6 +363,7 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
         .map((m) => m.json);
     },
     async scriptUtxos(script: ScriptRef, max: number): Promise<UtxoPage> {
+      await bulk.refuse("an address's unspent outputs");
       const address = await historyAddress(script);
       if (address === undefined) return { utxos: [] };
       const snapshot = mempool.snapshot();

@@ -5,6 +5,7 @@
  * hex (as the node writes them), amounts as satoshis; every list is bounded by its caller's limit.
  */
 import type { Sql } from "../../../db/database";
+import type { BulkReads } from "../bulkReads";
 import { type IndexedOutput, indexedOutputs } from "../indexedOutputs";
 
 /** Where a confirmed transaction is: its block, the block's header time, and its fee from the index. */
@@ -118,7 +119,7 @@ export function addressStatements(sql: Sql) {
   };
 }
 
-export function createEsploraQueries(sql: Sql): EsploraQueries {
+export function createEsploraQueries(sql: Sql, bulk: BulkReads): EsploraQueries {
   const statements = addressStatements(sql);
   const txidArray = (txids: readonly string[]) =>
     sql`array(select decode(t, 'hex') from unnest(${txids as string[]}::text[]) t)`;
@@ -137,10 +138,17 @@ export function createEsploraQueries(sql: Sql): EsploraQueries {
 
     async locate(txids) {
       if (txids.length === 0) return new Map();
-      const rows = await sql`select encode(t.txid, 'hex') as txid, t.block_number::text as height,
-          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
-        from transactions t join blocks b on b.number = t.block_number
-        where t.txid = any(${txidArray(txids)})`;
+      const columns = sql`encode(t.txid, 'hex') as txid, t.block_number::text as height,
+          encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee`;
+      // During a bulk load the index by txid is dropped (bulkLoad.ts): a transaction is found by the key of
+      // its output 0, which every transaction has (BIP 30's repeated coinbases: at their first place).
+      const rows = (await bulk.state())
+        ? await sql`select ${columns} from outputs o
+            join transactions t on t.block_number = o.block_number and t.position = o.position
+            join blocks b on b.number = t.block_number
+            where o.txid = any(${txidArray(txids)}) and o.vout = 0`
+        : await sql`select ${columns} from transactions t join blocks b on b.number = t.block_number
+            where t.txid = any(${txidArray(txids)})`;
       return new Map(rows.map((r) => [r.txid as string, located(r)]));
     },
 
