@@ -469,6 +469,7 @@ describe("the index", () => {
         "address_transactions",
         "api_keys",
         "blocks",
+        "bulk_load",
         "chain_identity",
         "daily_stats",
         "day_addresses",
