@@ -40,19 +40,6 @@ export function base58Decode(text: string): Uint8Array | undefined {
   return Uint8Array.from([...new Array<number>(zeros).fill(0), ...body.reverse()]);
 }
 
-function base58Encode(bytes: Uint8Array): string {
-  let zeros = 0;
-  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  let value = 0n;
-  for (const b of bytes) value = (value << 8n) | BigInt(b);
-  let text = "";
-  while (value > 0n) {
-    text = BASE58_ALPHABET[Number(value % 58n)] + text;
-    value /= 58n;
-  }
-  return "1".repeat(zeros) + text;
-}
-
 /** A base58check text's version byte and the bytes after it; undefined unless the checksum holds. */
 export function base58checkDecode(text: string): { version: number; payload: Uint8Array } | undefined {
   if (text.length === 0 || text.length > MAX_BASE58_LENGTH) return undefined;
@@ -66,10 +53,47 @@ export function base58checkDecode(text: string): { version: number; payload: Uin
   return { version: data[0]!, payload: data.subarray(1) };
 }
 
+const BASE58_CODES = Uint8Array.from(BASE58_ALPHABET, (c) => c.charCodeAt(0));
+/** The longest payload encoded (a version byte's worth below MAX_BASE58_LENGTH's bytes). */
+const MAX_PAYLOAD_BYTES = 64;
+// Scratch buffers of the encoder: each call fills and reads them synchronously, so one set serves all
+// (it runs for every output of a backfill: scriptAddress.ts).
+const scratch = new Uint8Array(1 + MAX_PAYLOAD_BYTES + CHECKSUM_BYTES);
+const digest = new Uint8Array(32);
+/** Base58 digits of the longest data: at most its bytes * log(256) / log(58) + 1. */
+const digits = new Uint8Array(Math.ceil((scratch.length * 138) / 100) + 1);
+const base58Chars = Buffer.alloc(digits.length);
+
+/** Bitcoin Core's EncodeBase58Check: a version byte, the payload, 4 bytes of their double SHA-256. */
 export function base58checkEncode(version: number, payload: Uint8Array): string {
-  const data = Uint8Array.from([version, ...payload]);
-  const checksum = doubleSha256(data).subarray(0, CHECKSUM_BYTES);
-  return base58Encode(Uint8Array.from([...data, ...checksum]));
+  if (payload.length > MAX_PAYLOAD_BYTES) throw new RangeError("base58check payload too long");
+  const length = 1 + payload.length;
+  scratch[0] = version;
+  scratch.set(payload, 1);
+  Bun.SHA256.hash(scratch.subarray(0, length), digest);
+  Bun.SHA256.hash(digest, digest);
+  scratch.set(digest.subarray(0, CHECKSUM_BYTES), length);
+  const end = length + CHECKSUM_BYTES;
+  let zeros = 0;
+  while (zeros < end && scratch[zeros] === 0) zeros++;
+  // Base 256 to base 58 in place, a byte at a time (no BigInt: this runs for every output of a backfill).
+  let count = 0;
+  for (let i = zeros; i < end; i++) {
+    let carry = scratch[i]!;
+    for (let j = 0; j < count; j++) {
+      carry += digits[j]! << 8;
+      digits[j] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    while (carry > 0) {
+      digits[count++] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+  }
+  let n = 0;
+  while (n < zeros) base58Chars[n++] = 0x31; // "1"
+  for (let i = count - 1; i >= 0; i--) base58Chars[n++] = BASE58_CODES[digits[i]!]!;
+  return base58Chars.toString("latin1", 0, n);
 }
 
 const BECH32_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
@@ -175,11 +199,74 @@ export function segwitDecode(text: string): SegwitAddress | undefined {
   return { prefix: split.prefix, version, program: Uint8Array.from(program) };
 }
 
+function polymodStep(check: number, value: number): number {
+  const top = check >>> 25;
+  let next = ((check & 0x1ffffff) << 5) ^ value;
+  // BIP-173's generator, unrolled: this runs about 60 times an address.
+  if (top & 1) next ^= GENERATOR[0]!;
+  if (top & 2) next ^= GENERATOR[1]!;
+  if (top & 4) next ^= GENERATOR[2]!;
+  if (top & 8) next ^= GENERATOR[3]!;
+  if (top & 16) next ^= GENERATOR[4]!;
+  return next;
+}
+
+/** The checksum's state after a prefix (its expansion, BIP-173): computed once per network by its callers. */
+export function bech32PrefixState(prefix: string): number {
+  let check = 1;
+  for (let i = 0; i < prefix.length; i++) check = polymodStep(check, prefix.charCodeAt(i) >> 5);
+  check = polymodStep(check, 0);
+  for (let i = 0; i < prefix.length; i++) check = polymodStep(check, prefix.charCodeAt(i) & 31);
+  return check;
+}
+
+/** The characters of an address being written (at most 90, BIP-173), as bytes: one string made at the end. */
+const bech32Chars = Buffer.alloc(MAX_BECH32_LENGTH);
+const BECH32_CODES = Uint8Array.from(BECH32_CHARSET, (c) => c.charCodeAt(0));
+
+/**
+ * The segwit address of a witness program (`bytes[start, end)`), lower case (bech32 for version 0, bech32m
+ * after), with the prefix's checksum state (`bech32PrefixState`): read in place, for every output of a
+ * backfill (scriptAddress.ts).
+ */
+export function segwitEncodeAt(
+  prefix: string,
+  state: number,
+  version: number,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+): string {
+  let n = bech32Chars.write(prefix, 0, "latin1");
+  bech32Chars[n++] = 0x31; // "1"
+  bech32Chars[n++] = BECH32_CODES[version]!;
+  let check = polymodStep(state, version);
+  let acc = 0;
+  let bits = 0;
+  for (let i = start; i < end; i++) {
+    acc = ((acc << 8) | bytes[i]!) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      const value = (acc >> bits) & 31;
+      check = polymodStep(check, value);
+      bech32Chars[n++] = BECH32_CODES[value]!;
+    }
+  }
+  if (bits > 0) {
+    const value = (acc << (5 - bits)) & 31;
+    check = polymodStep(check, value);
+    bech32Chars[n++] = BECH32_CODES[value]!;
+  }
+  for (let i = 0; i < BECH32_CHECKSUM_LENGTH; i++) check = polymodStep(check, 0);
+  check = (check ^ (version === 0 ? BECH32_CONST : BECH32M_CONST)) >>> 0;
+  for (let i = 0; i < BECH32_CHECKSUM_LENGTH; i++) {
+    bech32Chars[n++] = BECH32_CODES[(check >>> (5 * (5 - i))) & 31]!;
+  }
+  return bech32Chars.toString("latin1", 0, n);
+}
+
 /** The segwit address of a witness program, lower case (bech32 for version 0, bech32m after). */
 export function segwitEncode(prefix: string, version: number, program: Uint8Array): string {
-  const data = [version, ...convertBits([...program], 8, 5, true)!];
-  const constant = version === 0 ? BECH32_CONST : BECH32M_CONST;
-  const mod = polymod([...prefixExpand(prefix), ...data, 0, 0, 0, 0, 0, 0]) ^ constant;
-  const checksum = Array.from({ length: BECH32_CHECKSUM_LENGTH }, (_, i) => (mod >>> (5 * (5 - i))) & 31);
-  return `${prefix}1${[...data, ...checksum].map((v) => BECH32_CHARSET[v]).join("")}`;
+  return segwitEncodeAt(prefix, bech32PrefixState(prefix), version, program, 0, program.length);
 }

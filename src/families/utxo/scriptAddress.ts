@@ -13,10 +13,11 @@
  *    `witness_mweb_pegin`) name none;
  *  - Dogecoin Core 1.14 (Bitcoin Core 0.14's templates, no segwit addresses): a bare key names its P2PKH
  *    address, a bare multisig its valid keys' (one: that one).
- * Fast, since it runs for every output of a backfill: the encoders below work on the script's bytes in
- * place, without BigInt or intermediate arrays per byte.
+ * Fast, since it runs for every output of a backfill: the family's encoders (addressEncodings.ts) work
+ * without BigInt or intermediate arrays per byte.
  */
 import { createHash } from "node:crypto";
+import { base58checkEncode, bech32PrefixState, segwitEncodeAt } from "./addressEncodings";
 import type { AddressNetwork } from "./addresses";
 import type { NodeDialect } from "./dialect";
 
@@ -46,114 +47,6 @@ type BareRules = "none" | "multisig-0.21" | "templates-0.14";
 function bareRulesOf(dialect: NodeDialect): BareRules {
   if (dialect.outputAddress === "address") return "none";
   return dialect.client === "dogecoin-core" ? "templates-0.14" : "multisig-0.21";
-}
-
-// ---- base58check, Bitcoin Core's EncodeBase58 on a byte array ------------------------------------------
-
-const BASE58_CODES = Uint8Array.from("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", (c) =>
-  c.charCodeAt(0),
-);
-const PAYLOAD_BYTES = 21;
-// Scratch buffers of the encoders: each call fills and reads them synchronously, so one set serves all.
-const CHECKSUM_BYTES = 4;
-const scratch = new Uint8Array(PAYLOAD_BYTES + CHECKSUM_BYTES);
-const digest = new Uint8Array(32);
-/** Base58 digits of 25 bytes: at most 25 * log(256) / log(58) + 1. */
-const digits = new Uint8Array(35);
-
-/** base58check of a version byte and a 20-byte hash (`bytes[at, at + 20)`). */
-function base58check(version: number, bytes: Uint8Array, at: number): string {
-  scratch[0] = version;
-  scratch.set(bytes.subarray(at, at + 20), 1);
-  Bun.SHA256.hash(scratch.subarray(0, PAYLOAD_BYTES), digest);
-  Bun.SHA256.hash(digest, digest);
-  scratch.set(digest.subarray(0, CHECKSUM_BYTES), PAYLOAD_BYTES);
-  let zeros = 0;
-  while (zeros < scratch.length && scratch[zeros] === 0) zeros++;
-  let length = 0;
-  for (let i = zeros; i < scratch.length; i++) {
-    let carry = scratch[i]!;
-    for (let j = 0; j < length; j++) {
-      carry += digits[j]! << 8;
-      digits[j] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-    while (carry > 0) {
-      digits[length++] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-  }
-  let n = 0;
-  while (n < zeros) chars[n++] = 0x31; // "1"
-  for (let i = length - 1; i >= 0; i--) chars[n++] = BASE58_CODES[digits[i]!]!;
-  return chars.toString("latin1", 0, n);
-}
-
-// ---- segwit addresses (BIP-173 bech32, BIP-350 bech32m) -------------------------------------------------
-
-const BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
-const BECH32_CONST = 1;
-const BECH32M_CONST = 0x2bc830a3;
-
-function polymodStep(check: number, value: number): number {
-  const top = check >>> 25;
-  let next = ((check & 0x1ffffff) << 5) ^ value;
-  // BIP-173's generator, unrolled: this runs about 60 times an address.
-  if (top & 1) next ^= 0x3b6a57b2;
-  if (top & 2) next ^= 0x26508e6d;
-  if (top & 4) next ^= 0x1ea119fa;
-  if (top & 8) next ^= 0x3d4233dd;
-  if (top & 16) next ^= 0x2a1462b3;
-  return next;
-}
-
-/** The checksum's state after a prefix (its expansion, BIP-173), computed once per network. */
-function prefixState(prefix: string): number {
-  let check = 1;
-  for (let i = 0; i < prefix.length; i++) check = polymodStep(check, prefix.charCodeAt(i) >> 5);
-  check = polymodStep(check, 0);
-  for (let i = 0; i < prefix.length; i++) check = polymodStep(check, prefix.charCodeAt(i) & 31);
-  return check;
-}
-
-/** The characters of an address being written (at most 90, BIP-173), as bytes: one string made at the end. */
-const chars = Buffer.alloc(90);
-const BECH32_CODES = Uint8Array.from(BECH32, (c) => c.charCodeAt(0));
-
-/** The segwit address of a witness program (`bytes[start, end)`), lower case. */
-function segwitAddress(
-  prefix: string,
-  state: number,
-  version: number,
-  bytes: Uint8Array,
-  start: number,
-  end: number,
-): string {
-  let n = chars.write(prefix, 0, "latin1");
-  chars[n++] = 0x31; // "1"
-  chars[n++] = BECH32_CODES[version]!;
-  let check = polymodStep(state, version);
-  let acc = 0;
-  let bits = 0;
-  for (let i = start; i < end; i++) {
-    acc = ((acc << 8) | bytes[i]!) & 0xfff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      const value = (acc >> bits) & 31;
-      check = polymodStep(check, value);
-      chars[n++] = BECH32_CODES[value]!;
-    }
-  }
-  if (bits > 0) {
-    const value = (acc << (5 - bits)) & 31;
-    check = polymodStep(check, value);
-    chars[n++] = BECH32_CODES[value]!;
-  }
-  for (let i = 0; i < 6; i++) check = polymodStep(check, 0);
-  check = (check ^ (version === 0 ? BECH32_CONST : BECH32M_CONST)) >>> 0;
-  for (let i = 0; i < 6; i++) chars[n++] = BECH32_CODES[(check >>> (5 * (5 - i))) & 31]!;
-  return chars.toString("latin1", 0, n);
 }
 
 // ---- bare keys and multisig -----------------------------------------------------------------------------
@@ -244,20 +137,20 @@ function bareAddress(
       push.length <= 65
     ) {
       return validKey(bytes, push.data, push.length)
-        ? base58check(network.pubkeyHash, hash160(bytes, push.data, push.length), 0)
+        ? base58checkEncode(network.pubkeyHash, hash160(bytes, push.data, push.length))
         : null;
     }
   }
   const keys = multisigKeys(bytes, start, end, rules);
   if (keys === undefined || keys.length !== 1) return null;
-  return base58check(network.pubkeyHash, hash160(bytes, keys[0]!.at, keys[0]!.length), 0);
+  return base58checkEncode(network.pubkeyHash, hash160(bytes, keys[0]!.at, keys[0]!.length));
 }
 
 /** The addresser of a network's scripts as its node (by its dialect) names them. */
 export function createScriptAddresser(network: AddressNetwork, dialect: NodeDialect): ScriptAddresser {
   const rules = bareRulesOf(dialect);
   const segwit = network.segwit;
-  const state = segwit === undefined ? 0 : prefixState(segwit);
+  const state = segwit === undefined ? 0 : bech32PrefixState(segwit);
   const litecoin = dialect.client === "litecoin-core";
   return (bytes, start, end) => {
     const length = end - start;
@@ -270,10 +163,10 @@ export function createScriptAddresser(network: AddressNetwork, dialect: NodeDial
       bytes[start + 23] === OP_EQUALVERIFY &&
       bytes[start + 24] === OP_CHECKSIG
     ) {
-      return base58check(network.pubkeyHash, bytes, start + 3);
+      return base58checkEncode(network.pubkeyHash, bytes.subarray(start + 3, start + 23));
     }
     if (length === 23 && b0 === OP_HASH160 && bytes[start + 1] === 20 && bytes[start + 22] === OP_EQUAL) {
-      return base58check(network.scriptHash, bytes, start + 2);
+      return base58checkEncode(network.scriptHash, bytes.subarray(start + 2, start + 22));
     }
     if (
       length >= 4 &&
@@ -292,7 +185,7 @@ export function createScriptAddresser(network: AddressNetwork, dialect: NodeDial
       ) {
         return null;
       }
-      return segwitAddress(segwit, state, version, bytes, start + 2, end);
+      return segwitEncodeAt(segwit, state, version, bytes, start + 2, end);
     }
     return bareAddress(network, rules, bytes, start, end);
   };
