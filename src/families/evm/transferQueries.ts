@@ -7,53 +7,11 @@
 import type { Sql } from "../../db/database";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
 import type { TransferKind } from "../../transferKind";
+import { transferPageKeys } from "../transferPages";
 
-const SIDE_BIT = { from: 1, to: 2 } as const;
 const unhex = (list: string[]) => list.map((a) => a.slice(2));
 
 export function createEvmTransferQueries(sql: Sql): TransferQueries {
-  const empty = sql``;
-
-  /** The filters both queries share, on a table with transfer_type and contract_address columns. */
-  function filters(q: TransferQuery) {
-    const contracts = q.contracts ?? [];
-    return sql`
-      ${q.kind === undefined ? empty : sql`and transfer_type = ${q.kind}`}
-      ${
-        contracts.length === 0
-          ? empty
-          : contracts.length === 1
-            ? sql`and contract_address = decode(${unhex(contracts)[0]!}, 'hex')`
-            : sql`and contract_address = any(array(select decode(c, 'hex') from unnest(${unhex(contracts)}::text[]) c))`
-      }`;
-  }
-
-  /** The page's keys. One address reads its index range in order; several are merged and deduplicated. */
-  function pageKeys(q: TransferQuery) {
-    // Keyset paging: the keys after the cursor (fromBlock is at least its block: the partitions before go).
-    const after = q.after
-      ? sql`and (block_number, transaction_index, log_index) > (${q.after.blockNumber.toString()}::bigint,
-          ${q.after.transactionIndex}::integer, ${q.after.logIndex}::integer)`
-      : empty;
-    const range = sql`block_number between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint
-      ${after}`;
-    const addresses = q.addresses;
-    if (!addresses) {
-      return sql`select block_number, transaction_index, log_index from transfers where ${range} ${filters(q)}
-        order by block_number, transaction_index, log_index offset ${q.offset} limit ${q.limit}`;
-    }
-    const side = q.direction ? sql`and side & ${SIDE_BIT[q.direction]} <> 0` : empty;
-    if (addresses.length === 1) {
-      return sql`select block_number, transaction_index, log_index from transfer_addresses
-        where address = decode(${unhex(addresses)[0]!}, 'hex') and ${range} ${side} ${filters(q)}
-        order by block_number, transaction_index, log_index offset ${q.offset} limit ${q.limit}`;
-    }
-    return sql`select distinct block_number, transaction_index, log_index from transfer_addresses
-      where address = any(array(select decode(a, 'hex') from unnest(${unhex(addresses)}::text[]) a))
-        and ${range} ${side} ${filters(q)}
-      order by block_number, transaction_index, log_index offset ${q.offset} limit ${q.limit}`;
-  }
-
   return {
     async transfers(q: TransferQuery): Promise<TransferRecord[]> {
       if (q.limit === 0 || q.fromBlock > q.toBlock) return [];
@@ -63,7 +21,7 @@ export function createEvmTransferQueries(sql: Sql): TransferQueries {
           encode(t.contract_address, 'hex') as contract_address, encode(t.from_address, 'hex') as from_address,
           encode(t.to_address, 'hex') as to_address, t.value::text as value, t.fee::text as fee, t.transaction_error,
           m.symbol, m.decimals
-        from (${pageKeys(q)}) p
+        from (${transferPageKeys(sql, q, unhex)}) p
         join transfers t using (block_number, transaction_index, log_index)
         join blocks b on b.number = t.block_number
         left join token_metadata m on m.address = t.contract_address
@@ -87,7 +45,7 @@ export function createEvmTransferQueries(sql: Sql): TransferQueries {
     },
 
     async explain(q: TransferQuery): Promise<string> {
-      const rows = await sql`explain (analyze, buffers) ${pageKeys(q)}`;
+      const rows = await sql`explain (analyze, buffers) ${transferPageKeys(sql, q, unhex)}`;
       return rows.map((r) => r["QUERY PLAN"] as string).join("\n");
     },
   };

@@ -8,50 +8,13 @@
 import type { Sql } from "../../db/database";
 import type { TransferQueries, TransferQuery, TransferRecord } from "../../operations/transferQueries";
 import type { TransferKind } from "../../transferKind";
+import { transferPageKeys } from "../transferPages";
 import { tronAddresses } from "./addresses";
 
-const SIDE_BIT = { from: 1, to: 2 } as const;
 const hexOf = (list: string[]) => list.map((a) => Buffer.from(tronAddresses.toBytes(a)).toString("hex"));
 const base58 = (hex: string) => tronAddresses.fromBytes(Buffer.from(hex, "hex"));
 
 export function createTronTransferQueries(sql: Sql): TransferQueries {
-  const empty = sql``;
-
-  /** The filters both queries share, on a table with transfer_type and contract_address columns. */
-  function filters(q: TransferQuery) {
-    const contracts = hexOf(q.contracts ?? []);
-    return sql`
-      ${q.kind === undefined ? empty : sql`and transfer_type = ${q.kind}`}
-      ${
-        contracts.length === 0
-          ? empty
-          : sql`and contract_address = any(array(select decode(c, 'hex') from unnest(${contracts}::text[]) c))`
-      }`;
-  }
-
-  /** The page's keys. One address reads its index range in order; several are merged and deduplicated. */
-  function pageKeys(q: TransferQuery) {
-    const after = q.after
-      ? sql`and (block_number, transaction_index, log_index) > (${q.after.blockNumber.toString()}::bigint,
-          ${q.after.transactionIndex}::integer, ${q.after.logIndex}::integer)`
-      : empty;
-    const range = sql`block_number between ${q.fromBlock.toString()}::bigint and ${q.toBlock.toString()}::bigint
-      ${after}`;
-    if (!q.addresses) {
-      return sql`select block_number, transaction_index, log_index from transfers where ${range} ${filters(q)}
-        order by block_number, transaction_index, log_index offset ${q.offset} limit ${q.limit}`;
-    }
-    const addresses = hexOf(q.addresses);
-    const side = q.direction ? sql`and side & ${SIDE_BIT[q.direction]} <> 0` : empty;
-    const which =
-      addresses.length === 1
-        ? sql`address = decode(${addresses[0]!}, 'hex')`
-        : sql`address = any(array(select decode(a, 'hex') from unnest(${addresses}::text[]) a))`;
-    return sql`select ${addresses.length === 1 ? empty : sql`distinct`} block_number, transaction_index, log_index
-      from transfer_addresses where ${which} and ${range} ${side} ${filters(q)}
-      order by block_number, transaction_index, log_index offset ${q.offset} limit ${q.limit}`;
-  }
-
   return {
     async transfers(q: TransferQuery): Promise<TransferRecord[]> {
       if (q.limit === 0 || q.fromBlock > q.toBlock) return [];
@@ -61,7 +24,7 @@ export function createTronTransferQueries(sql: Sql): TransferQueries {
           encode(t.contract_address, 'hex') as contract_address, t.asset_id, encode(t.from_address, 'hex') as from_address,
           encode(t.to_address, 'hex') as to_address, t.value::text as value, t.fee::text as fee, t.transaction_error,
           coalesce(m.symbol, a.abbr) as symbol, coalesce(m.decimals, a.precision) as decimals
-        from (${pageKeys(q)}) p
+        from (${transferPageKeys(sql, q, hexOf)}) p
         join transfers t using (block_number, transaction_index, log_index)
         join blocks b on b.number = t.block_number
         left join token_metadata m on m.address = t.contract_address
@@ -87,7 +50,7 @@ export function createTronTransferQueries(sql: Sql): TransferQueries {
     },
 
     async explain(q: TransferQuery): Promise<string> {
-      const rows = await sql`explain (analyze, buffers) ${pageKeys(q)}`;
+      const rows = await sql`explain (analyze, buffers) ${transferPageKeys(sql, q, hexOf)}`;
       return rows.map((r) => r["QUERY PLAN"] as string).join("\n");
     },
   };
