@@ -16,7 +16,8 @@ const SRC = join(import.meta.dir, "..", "src");
 
 /** What each unit may import, besides itself and the base. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  http: ["operations", "indexer", "watch", "realtime", "engine", "cache", "upstream", "db"],
+  http: ["operations", "indexer", "webhooks", "watch", "realtime", "engine", "cache", "upstream", "db"],
+  webhooks: ["watch", "realtime", "engine", "cache", "upstream", "db"],
   operations: ["engine", "cache", "upstream", "db"],
   realtime: ["engine", "cache", "upstream", "db"],
   indexer: ["engine", "cache", "upstream", "db"],

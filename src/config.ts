@@ -208,6 +208,42 @@ const VARS = {
     // Esplora's own default (electrs --utxos-limit).
     fallback: 500,
   }),
+  MAX_WEBHOOKS_PER_KEY: v({
+    schema: T.Integer({ minimum: 1, maximum: 10_000 }),
+    parse: integer,
+    expected: "an integer from 1 to 10000",
+    fallback: 20,
+  }),
+  WEBHOOK_ALLOW_PRIVATE: v({
+    schema: T.Boolean(),
+    parse: (s) => (s === "1" || s === "true" ? true : s === "0" || s === "false" ? false : undefined),
+    expected: '"1" (endpoints may be http:// and private or loopback addresses) or "0"',
+    fallback: false,
+  }),
+  WEBHOOK_SECRETS_KEY: v({
+    schema: T.String({ pattern: "^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$" }),
+    parse: (s) => s,
+    expected: "32 bytes as 64 hex digits or base64, the same on every instance sharing the database",
+    fallback: undefined,
+  }),
+  WEBHOOK_TIMEOUT_MS: v({
+    schema: T.Integer({ minimum: 100, maximum: 60_000 }),
+    parse: integer,
+    expected: "an integer number of milliseconds from 100 to 60000",
+    fallback: 10_000,
+  }),
+  WEBHOOK_MAX_BACKLOG: v({
+    schema: T.Integer({ minimum: 10, maximum: 10_000_000 }),
+    parse: integer,
+    expected: "an integer number of deliveries from 10 to 10000000",
+    fallback: 100_000,
+  }),
+  WEBHOOK_SENDERS: v({
+    schema: T.Integer({ minimum: 0, maximum: 1_000 }),
+    parse: integer,
+    expected: "an integer from 0 (this instance sends none) to 1000",
+    fallback: 16,
+  }),
   MEMPOOL_MAX_MB: v({
     schema: T.Integer({ minimum: 1, maximum: 1_048_576 }),
     parse: integer,
@@ -418,6 +454,18 @@ export interface Config {
    * mempoolStore.ts): past it, the transactions of the lowest fee rates are left out.
    */
   mempoolMaxMb: number;
+  /** Webhook endpoints one key may hold. */
+  maxWebhooksPerKey: number;
+  /** Endpoints may be http:// and private, loopback or link-local addresses (tests, private networks). */
+  webhookAllowPrivate: boolean;
+  /** The key sealing endpoints' secrets in the database; undefined: a key file under dataDir. */
+  webhookSecretsKey: string | undefined;
+  /** How long a receiver has to answer a delivery (2xx within it: delivered). */
+  webhookTimeoutMs: number;
+  /** Undelivered deliveries kept per endpoint; past it the oldest are dropped. */
+  webhookMaxBacklog: number;
+  /** Deliveries this process sends at once (to as many endpoints); 0: it sends none. */
+  webhookSenders: number;
   /** A filter kept by the service (eth_newFilter & co.) not polled this long is gone (geth: 5 minutes). */
   rpcFilterTimeoutMs: number;
   /** Live filters kept by the service one key (the empty key in open mode) may hold. */
@@ -541,6 +589,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxFiltersPerKey: read(env, "MAX_FILTERS_PER_KEY")!,
     utxoMax: read(env, "UTXO_MAX")!,
     mempoolMaxMb: read(env, "MEMPOOL_MAX_MB")!,
+    maxWebhooksPerKey: read(env, "MAX_WEBHOOKS_PER_KEY")!,
+    webhookAllowPrivate: read(env, "WEBHOOK_ALLOW_PRIVATE")!,
+    webhookSecretsKey: read(env, "WEBHOOK_SECRETS_KEY"),
+    webhookTimeoutMs: read(env, "WEBHOOK_TIMEOUT_MS")!,
+    webhookMaxBacklog: read(env, "WEBHOOK_MAX_BACKLOG")!,
+    webhookSenders: read(env, "WEBHOOK_SENDERS")!,
     rpcFilterTimeoutMs: read(env, "RPC_FILTER_TIMEOUT_MS")!,
     rpcFiltersPerKey: read(env, "RPC_FILTERS_PER_KEY")!,
     cacheMemoryMb: read(env, "CACHE_MEMORY_MB")!,
