@@ -33,7 +33,7 @@
  *
  * Environment: BENCH_SECONDS (per measurement, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
  * (default 3), BENCH_DISK_BLOCKS (default 10000), BENCH_REALTIME_SECONDS (default 20), BENCH_PHASES
- * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex"), BENCH_UTXO_HEAD_BLOCKS
+ * (default "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex,webhooks"), BENCH_UTXO_HEAD_BLOCKS
  * (default 30), BENCH_UTXO_INDEX_BLOCKS (default 1000), BENCH_UTXO_SCALE_MEMPOOL (default 20000),
  * BENCH_BASE (another checkout's root: its service's cache hits measured beside this one's, in the engine
  * phase's rounds),
@@ -75,6 +75,7 @@ import { utxoIndexPhase } from "./utxoIndexPhase";
 import { utxoPhase } from "./utxoPhase";
 import { utxoScalePhase } from "./utxoScalePhase";
 import { watchPhase } from "./watchPhase";
+import { webhookPhase } from "./webhookPhase";
 import { workersPhase } from "./workersPhase";
 import { ensureWrk, wrk } from "./wrk";
 
@@ -83,7 +84,7 @@ const DISK_BLOCKS = Number(process.env.BENCH_DISK_BLOCKS ?? 10_000);
 const BASE = process.env.BENCH_BASE;
 const PHASES = (
   process.env.BENCH_PHASES ??
-  "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex"
+  "engine,disk,indexer,watch,realtime,workers,utxo,utxoindex,utxoscale,tron,tronindex,webhooks"
 ).split(",");
 /** anvil's finalized block is head - 64: mining this many more makes the measured blocks final. */
 const FINALITY_BLOCKS = 100;
@@ -559,6 +560,7 @@ async function main() {
   if (PHASES.includes("utxoscale")) await utxoScalePhase(lines, rows);
   if (PHASES.includes("tron")) await tronPhase(lines, rows);
   if (PHASES.includes("tronindex")) await tronIndexPhase(lines, rows);
+  if (PHASES.includes("webhooks")) await webhookPhase(lines, rows);
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   mkdirSync(join(import.meta.dir, "results"), { recursive: true });
