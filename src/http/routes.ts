@@ -42,7 +42,7 @@ export interface RouteSpec {
 }
 
 /** The path as Bun's router takes it: `{name}` as `:name`. */
-export const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
 /** The route's query parameters, as its schema names them: digits read as integers where it takes one. */
 function queryOf(request: Request | undefined, schema: TObject): Record<string, unknown> {
