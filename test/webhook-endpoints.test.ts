@@ -2,19 +2,24 @@
  * The webhook endpoints' API (docs/interface.md §18.1) over real HTTP against a real PostgreSQL: every route's
  * exact answer, the secret shown only where it is made and sealed in the table, the bound per key under
  * concurrent creations, another key's endpoints as absent as unknown ones, open mode, and bad input refused
- * naming the field. Two instances: one with keys that takes private addresses (WEBHOOK_ALLOW_PRIVATE=1, its
- * secrets' key in a file it makes), one open that does not (its key in WEBHOOK_SECRETS_KEY). Neither sends
- * (WEBHOOK_SENDERS=0) nor indexes: what a sender would have written of an attempt is written in SQL. A third,
- * in front of litecoind, takes `"pending": true` (the Bitcoin family matches the mempool).
+ * naming the field. Two instances: one with keys, taking public https:// endpoints only (its secrets' key in a
+ * file it makes), one open that takes private ones (WEBHOOK_ALLOW_PRIVATE=1, its key in WEBHOOK_SECRETS_KEY),
+ * where the README's commands run and its receiver verifies deliveries signed as the sender signs them.
+ * Neither sends (WEBHOOK_SENDERS=0) nor indexes: what a sender would have written of an attempt is written in
+ * SQL. A third, in front of litecoind, takes `"pending": true` (the Bitcoin family matches the mempool).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { createSecretBox, loadSecretsKey } from "../src/webhooks/secrets";
+import { createSecretBox, loadSecretsKey, newSecret } from "../src/webhooks/secrets";
+import { signDelivery } from "../src/webhooks/signature";
 import { startLitecoind } from "./support/litecoind";
-import { post, startTestService, type TestService } from "./support/service";
+import { codeBlocks, curlCommands, readmeSection, runCurl } from "./support/readme";
+import { freePort, post, startTestService, type TestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
+import { until } from "./support/until";
 
 const KEY_A = "key-alpha";
 const KEY_B = "key-beta";
@@ -24,7 +29,8 @@ const OPEN_SECRETS_KEY = "6a".repeat(32);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DELIVERY_ID = /^msg_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
-const RECEIVER = "http://127.0.0.1:9/hooks/deposits";
+/** A public address: taken without WEBHOOK_ALLOW_PRIVATE; nothing is sent to it (WEBHOOK_SENDERS=0). */
+const RECEIVER = "https://1.1.1.1/hooks/deposits";
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** How far the service's clock (PostgreSQL's now()) may be from this process's, and a request take. */
 const SLACK_MS = 60_000;
@@ -41,11 +47,11 @@ beforeAll(async () => {
   [keyed, open] = await Promise.all([
     startTestService({
       upstreamUrls: [anvil.url],
-      env: { ...common, API_KEYS: `${KEY_A},${KEY_B},${KEY_C}`, WEBHOOK_ALLOW_PRIVATE: "1" },
+      env: { ...common, API_KEYS: `${KEY_A},${KEY_B},${KEY_C}` },
     }),
     startTestService({
       upstreamUrls: [anvil.url],
-      env: { ...common, WEBHOOK_SECRETS_KEY: OPEN_SECRETS_KEY },
+      env: { ...common, WEBHOOK_SECRETS_KEY: OPEN_SECRETS_KEY, WEBHOOK_ALLOW_PRIVATE: "1" },
     }),
   ]);
   keyedSql = postgres(keyed.databaseUrl, { max: 2 });
@@ -354,7 +360,7 @@ describe("bad input is a 422 naming the field, and makes nothing", () => {
     ["an empty url", { url: "" }, "url", "String should have at least 1 characters", "string_too_short"],
     [
       "a url of 2049 characters",
-      { url: `http://127.0.0.1/${"a".repeat(2032)}` },
+      { url: `https://1.1.1.1/${"a".repeat(2033)}` },
       "url",
       "String should have at most 2048 characters",
       "string_too_long",
@@ -412,34 +418,7 @@ describe("bad input is a 422 naming the field, and makes nothing", () => {
     });
   });
 
-  test("none of them made an endpoint", async () => {
-    expect((await alpha.list()).json).toEqual({ webhooks: [] });
-  });
-});
-
-describe("open mode, private addresses refused", () => {
-  const anyone = (key?: string) => ({
-    create: (body: unknown) => call(open, "POST", "/webhooks", key, body),
-    list: () => call(open, "GET", "/webhooks", key),
-    remove: (id: string) => call(open, "DELETE", `/webhooks/${id}`, key),
-  });
-
-  test("without a key, endpoints are everyone's; the secret is sealed under WEBHOOK_SECRETS_KEY", async () => {
-    const answer = await anyone().create({ url: "https://1.1.1.1/hooks" });
-    expect(answer.status).toBe(201);
-    const { secret, ...shown } = answer.json;
-    expect((await anyone().list()).json).toEqual({ webhooks: [shown] });
-    // A key sent to an open service changes nothing.
-    expect((await anyone("whatever").list()).json).toEqual({ webhooks: [shown] });
-    const row = await stored(openSql, shown.id);
-    sealedApart(row.secret, secret);
-    expect(createSecretBox(Buffer.from(OPEN_SECRETS_KEY, "hex")).open(row.secret)).toBe(secret);
-    expect(() => statSync(join(open.dataDir, "webhook-secrets.key"))).toThrow();
-    expect((await anyone().remove(shown.id)).json).toEqual({ detail: "webhook removed", id: shown.id });
-    expect((await anyone().list()).json).toEqual({ webhooks: [] });
-  });
-
-  test("an endpoint must be https:// to a public address, with no credentials", async () => {
+  test("a url must be https:// to a public address, with no credentials", async () => {
     const refused = (address: string) => `the url's address ${address} is private, loopback or reserved`;
     for (const [url, msg] of [
       [
@@ -461,14 +440,110 @@ describe("open mode, private addresses refused", () => {
       ],
       ["not a url", "the url is not an absolute URL"],
     ] as const) {
-      const answer = await anyone().create({ url });
+      const answer = await alpha.create({ url });
       expect({ url, status: answer.status, body: answer.json }).toEqual({
         url,
         status: 422,
         body: { detail: [{ loc: ["body", "url"], msg, type: "value_error" }] },
       });
     }
+  });
+
+  test("none of them made an endpoint", async () => {
+    expect((await alpha.list()).json).toEqual({ webhooks: [] });
+  });
+});
+
+describe("open mode, and the README's commands and receiver", () => {
+  const anyone = (key?: string) => ({
+    create: (body: unknown) => call(open, "POST", "/webhooks", key, body),
+    list: () => call(open, "GET", "/webhooks", key),
+    remove: (id: string) => call(open, "DELETE", `/webhooks/${id}`, key),
+  });
+
+  test("without a key, endpoints are everyone's; the secret is sealed under WEBHOOK_SECRETS_KEY", async () => {
+    const answer = await anyone().create({ url: "https://1.1.1.1/hooks" });
+    expect(answer.status).toBe(201);
+    const { secret, ...shown } = answer.json;
+    expect((await anyone().list()).json).toEqual({ webhooks: [shown] });
+    // A key sent to an open service changes nothing.
+    expect((await anyone("whatever").list()).json).toEqual({ webhooks: [shown] });
+    const row = await stored(openSql, shown.id);
+    sealedApart(row.secret, secret);
+    expect(createSecretBox(Buffer.from(OPEN_SECRETS_KEY, "hex")).open(row.secret)).toBe(secret);
+    expect(() => statSync(join(open.dataDir, "webhook-secrets.key"))).toThrow();
+    expect((await anyone().remove(shown.id)).json).toEqual({ detail: "webhook removed", id: shown.id });
     expect((await anyone().list()).json).toEqual({ webhooks: [] });
+  });
+
+  test("the README's commands make an endpoint, queue a test delivery and list it", async () => {
+    const commands = curlCommands(codeBlocks(readmeSection("## Webhooks"), "sh")[0]!);
+    expect(commands).toHaveLength(3);
+    const made = await runCurl(commands[0]!, open.url, undefined);
+    const { id, created_at, secret } = made;
+    expect(made).toEqual({
+      id,
+      url: "http://127.0.0.1:8080/hooks",
+      description: "deposits",
+      version: "v1",
+      pending: false,
+      created_at,
+      status: "active",
+      failing_since: null,
+      secret,
+    });
+    const queued = await runCurl(commands[1]!.replace("<id>", id), open.url, undefined);
+    expect(queued.delivery.type).toBe("webhook.test");
+    const listed = await runCurl(commands[2]!.replace("<id>", id), open.url, undefined);
+    expect(listed).toEqual({ deliveries: [queued.delivery] });
+    expect((await anyone().remove(id)).status).toBe(200);
+  });
+
+  test("the README's receiver takes a signed delivery once, both signatures of a rotation, and refuses the rest", async () => {
+    const [receiver] = codeBlocks(readmeSection("## Webhooks"), "ts");
+    const dir = mkdtempSync(join(tmpdir(), "cg-receiver-"));
+    // Its import of standardwebhooks resolves as the reader's would, from their project's node_modules.
+    symlinkSync(join(import.meta.dir, "..", "node_modules"), join(dir, "node_modules"));
+    const port = freePort();
+    writeFileSync(join(dir, "receiver.ts"), receiver!.replace("port: 8080", `port: ${port}`));
+    const secret = newSecret();
+    const child = Bun.spawn([process.execPath, join(dir, "receiver.ts")], {
+      env: { ...process.env, WEBHOOK_SECRET: secret },
+      stdout: "pipe",
+    });
+    try {
+      const url = `http://127.0.0.1:${port}/hooks`;
+      await until(
+        "the receiver to listen",
+        async () => (await fetch(url).catch(() => undefined)) ?? undefined,
+        10_000,
+      );
+      const body = `{"type":"webhook.test","chain":"${chain}","block":null,"results":[]}`;
+      const send = (headers: Record<string, string>, text = body) =>
+        fetch(url, { method: "POST", headers, body: text }).then((r) => r.status);
+      const signed = (id: string, secrets: string[], at = new Date()) =>
+        signDelivery({ id, timestamp: at, body, secrets });
+      const first = signed("msg_01JDQ3W5M8K2N7P4R6T9V0X1YA", [secret]);
+      expect(await send(first)).toBe(204);
+      expect(await send(first)).toBe(204);
+      // A rotation: the new secret's signature first, the receiver's (now the previous) beside it.
+      expect(await send(signed("msg_01JDQ3W5M8K2N7P4R6T9V0X1YB", [newSecret(), secret]))).toBe(204);
+      expect(await send(first, `${body} `)).toBe(401);
+      expect(await send(signed("msg_01JDQ3W5M8K2N7P4R6T9V0X1YC", [newSecret()]))).toBe(401);
+      const stale = new Date(Date.now() - 10 * 60 * 1000);
+      expect(await send(signed("msg_01JDQ3W5M8K2N7P4R6T9V0X1YD", [secret], stale))).toBe(401);
+      const { "webhook-signature": _, ...unsigned } = first;
+      expect(await send(unsigned)).toBe(401);
+    } finally {
+      child.kill();
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Each delivery it took, once: the one sent twice is printed once.
+    expect((await new Response(child.stdout).text()).trim().split("\n")).toEqual([
+      `msg_01JDQ3W5M8K2N7P4R6T9V0X1YA ${`{"type":"webhook.test","chain":"${chain}","block":null,"results":[]}`}`,
+      `msg_01JDQ3W5M8K2N7P4R6T9V0X1YB ${`{"type":"webhook.test","chain":"${chain}","block":null,"results":[]}`}`,
+    ]);
   });
 });
 
@@ -476,7 +551,7 @@ test("on the Bitcoin family an endpoint may ask for pending results", async () =
   const node = await startLitecoind();
   const ltc = await startTestService({
     upstreamUrls: [node.url],
-    env: { CHAIN: "LTC", WEBHOOK_SENDERS: "0", WEBHOOK_ALLOW_PRIVATE: "1" },
+    env: { CHAIN: "LTC", WEBHOOK_SENDERS: "0" },
   });
   const answer = await call(ltc, "POST", "/webhooks", undefined, { url: RECEIVER, pending: true });
   expect(answer.status).toBe(201);
