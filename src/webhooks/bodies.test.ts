@@ -33,7 +33,12 @@ test("a removal repeats the results with removed: true, in the same parts, amoun
     '{"type":"block.removed","chain":"ETH","block":{"number":7,"hash":"0xabc"},"results":[' +
       '{"filter_id":"f1","value":{"value":1000000000000000000000000000001},"block":{"number":7,"hash":"0xabc"},"removed":true}]}',
   );
-  const parts = deliveryBodies("block", "ETH", block, Array.from({ length: 1_001 }, (_, i) => result(i)));
+  const parts = deliveryBodies(
+    "block",
+    "ETH",
+    block,
+    Array.from({ length: 1_001 }, (_, i) => result(i)),
+  );
   expect(parseJson(removedBody(parts[1]!))).toMatchObject({ part: 2, parts: 2, type: "block.removed" });
 });
 

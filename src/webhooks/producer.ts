@@ -33,12 +33,14 @@ export interface ProducerWatch {
   /** The last processed block, -1 before any. */
   processedUpTo(): Promise<bigint>;
   /** A processed block's results for a key, and its hash as the index holds it (hex digits). */
-  results(caller: Caller, number: number, version: WatchVersion): Promise<{ hash: string; results: unknown[] }>;
+  results(
+    caller: Caller,
+    number: number,
+    version: WatchVersion,
+  ): Promise<{ hash: string; results: unknown[] }>;
 }
 
 export interface ProducerEvents {
-  /** Deliveries made (of blocks, removals, pending results). */
-  made(count: number): void;
   /** Deliveries dropped for the backlog's bound. */
   dropped(count: number): void;
 }
@@ -144,9 +146,7 @@ export function startProducer(options: ProducerOptions): Producer {
   }
 
   function delivered(count: number) {
-    if (count === 0) return;
-    options.events?.made(count);
-    options.wake();
+    if (count > 0) options.wake();
   }
 
   async function upkeep() {
@@ -154,7 +154,9 @@ export function startProducer(options: ProducerOptions): Producer {
     lastUpkeep = Date.now();
     const dropped = await outbox.dropOverBacklog(options.maxBacklog);
     if (dropped > 0) {
-      log.warn("webhook deliveries dropped: endpoints held more pending than WEBHOOK_MAX_BACKLOG", { dropped });
+      log.warn("webhook deliveries dropped: endpoints held more pending than WEBHOOK_MAX_BACKLOG", {
+        dropped,
+      });
       options.events?.dropped(dropped);
     }
     await outbox.sweep(FINISHED_KEPT_MS);
@@ -222,10 +224,7 @@ function openPending(options: ProducerOptions) {
     writes = writes
       .then(() => outbox.add(deliveries))
       .then(
-        () => {
-          options.events?.made(deliveries.length);
-          options.wake();
-        },
+        () => options.wake(),
         (error) => warn({ error: (error as Error).message, deliveries: deliveries.length }),
       );
   }

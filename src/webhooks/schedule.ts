@@ -23,7 +23,10 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   if (first !== undefined) return first;
   // Doubling from the last of the first delays: 4 min after the 5th failure, 8 after the 6th...
   const doublings = attempts - FIRST_DELAYS_MS.length;
-  const base = Math.min(MAX_DELAY_MS, FIRST_DELAYS_MS[FIRST_DELAYS_MS.length - 1]! * 2 ** Math.min(doublings, 16));
+  const base = Math.min(
+    MAX_DELAY_MS,
+    FIRST_DELAYS_MS[FIRST_DELAYS_MS.length - 1]! * 2 ** Math.min(doublings, 16),
+  );
   const jittered = base * (1 - JITTER + 2 * JITTER * random());
   return Math.round(Math.min(MAX_DELAY_MS, jittered));
 }
