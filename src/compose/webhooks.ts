@@ -37,6 +37,7 @@ export function startWebhooks(
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
+  lifetime.defer(() => client.close());
   const outbox = createOutbox(database.sql);
   const senders = startSenders({
     outbox,

@@ -8,6 +8,7 @@
  */
 import { hostname } from "node:os";
 import { type Logger, warnEveryMinute } from "../log";
+import type { DeliveryClient, SendOutcome } from "./deliveryClient";
 import type { Claimed, Outbox, OutboxFigures } from "./outbox";
 import { retryDelayMs } from "./schedule";
 import type { SecretBox } from "./secrets";
@@ -22,25 +23,15 @@ const CLAIM_RETRY_MS = 1_000;
 /** How often the operator's figures are read from the database. */
 const FIGURES_MS = 5_000;
 
-/** What an attempt gave, as the delivery client tells it (deliveryClient.ts SendOutcome). */
-export interface AttemptOutcome {
-  ok: boolean;
-  status?: number;
-  result: "success" | "http_error" | "timeout" | "refused" | "network";
-  error?: string;
-}
-
 export interface SenderEvents {
-  attempt(result: AttemptOutcome["result"]): void;
+  attempt(result: SendOutcome["result"]): void;
   delivered(): void;
   figures(figures: OutboxFigures): void;
 }
 
 export interface SenderOptions {
   outbox: Outbox;
-  client: {
-    send(request: { url: string; headers: Record<string, string>; body: string }): Promise<AttemptOutcome>;
-  };
+  client: Pick<DeliveryClient, "send">;
   secrets: SecretBox;
   /** WEBHOOK_SENDERS: attempts in flight at once in this instance. */
   senders: number;
@@ -94,7 +85,7 @@ export function startSenders(options: SenderOptions): Senders {
     });
 
   async function attempt(claimed: Claimed): Promise<void> {
-    let outcome: AttemptOutcome;
+    let outcome: SendOutcome;
     try {
       const headers = signDelivery({
         id: claimed.deliveryId,
@@ -104,12 +95,12 @@ export function startSenders(options: SenderOptions): Senders {
       });
       outcome = await options.client.send({
         url: claimed.url,
-        headers: { ...headers, "content-type": "application/json" },
+        headers,
         body: claimed.body,
       });
     } catch (error) {
       // A secret sealed under another key (instances sharing a database with different keys), a bug.
-      outcome = { ok: false, result: "network", error: (error as Error).message };
+      outcome = { ok: false, result: "network", error: (error as Error).message, ms: 0 };
     }
     options.events?.attempt(outcome.result);
     try {
