@@ -9,7 +9,10 @@
  * - a receiver down for a while gets its backlog in order when it returns, each delivery once;
  * - a reorg deeper than CONFIRMATIONS (anvil_reorg): the dropped blocks' deliveries sent again as
  *   `block.removed` (their results each with `"removed": true`, lowest block first) after them, then the new
- *   branch's blocks.
+ *   branch's blocks;
+ * - an endpoint whose head delivery has failed for a day is marked failing (a day's passing written into
+ *   its row: the one fake here), still tried, and cleared by a success; /metrics and /status.json say so;
+ * - past WEBHOOK_MAX_BACKLOG (10 here) pending deliveries, the oldest are dropped and counted.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
@@ -28,12 +31,15 @@ import {
 
 const KEY_A = "webhook-key-a";
 const KEY_B = "webhook-key-b";
+/** The backlog's key: its payee is paid in that test only, so no other endpoint's backlog grows. */
+const KEY_C = "webhook-key-c";
 const DEPTH = 2;
 const ENV = {
   INDEXER: "on",
   HEAD_POLL_MS: "50",
   CONFIRMATIONS: String(DEPTH),
-  API_KEYS: `${KEY_A},${KEY_B}`,
+  API_KEYS: `${KEY_A},${KEY_B},${KEY_C}`,
+  WEBHOOK_MAX_BACKLOG: "10",
   ...WEBHOOK_ENV,
 };
 /** How long deliveries may take to arrive (a block is processed and sent well within a second here). */
@@ -46,6 +52,7 @@ let alice: string;
 let bob: string;
 let carol: string;
 let erin: string;
+let dave: string;
 
 const as = (key: string) => ({ headers: { "x-api-key": key } });
 const watch = (path: string, body: unknown, key: string, method = "POST") =>
@@ -92,6 +99,12 @@ async function expectedBodies(key: string, from: number, to: number, path = "che
   return bodies;
 }
 
+/** gateway_webhook_deliveries_total{outcome="dropped"} now. */
+async function droppedCount(): Promise<number> {
+  const metrics = await (await fetch(`${service.url}/metrics`)).text();
+  return Number(/^gateway_webhook_deliveries_total\{outcome="dropped"\} (\d+)/m.exec(metrics)![1]);
+}
+
 /** Waits until a receiver has accepted `count` deliveries; they, in order. */
 const accepted = (receiver: Receiver, count: number) =>
   until(
@@ -119,7 +132,8 @@ async function endpointWith(
 beforeAll(async () => {
   const anvil = await newAnvil();
   node = rpc(anvil.url);
-  [alice, bob, carol, erin] = (await node<string[]>("eth_accounts")).map((a) => a.toLowerCase()) as [
+  [alice, bob, carol, erin, dave] = (await node<string[]>("eth_accounts")).map((a) => a.toLowerCase()) as [
+    string,
     string,
     string,
     string,
@@ -129,6 +143,7 @@ beforeAll(async () => {
   db = postgres(service.databaseUrl, { max: 2, onnotice: () => {} });
   expect((await watch("add", { address: bob }, KEY_A)).status).toBe(200);
   expect((await watch("add", { address: erin }, KEY_B)).status).toBe(200);
+  expect((await watch("add", { address: dave }, KEY_C)).status).toBe(200);
   await settle();
 }, 60_000);
 
@@ -262,4 +277,79 @@ describe("deliveries", () => {
     expect(b.receiver.got.length).toBe(1);
     noneForged(a.receiver, b.receiver);
   }, 90_000);
+
+  test("a day of failures marks the endpoint failing, still tried; a success clears it; the operator sees both", async () => {
+    let answer = 503;
+    const { endpoint, receiver } = await endpointWith(KEY_A, { answer: () => answer });
+    const failing = async () =>
+      (
+        await db`select failing_from, failing_since from webhook_endpoints where endpoint_id = ${endpoint.id}::uuid`
+      )[0]!;
+    await pay(bob);
+    await settle();
+    await until("a failed attempt", async () => (receiver.got.length > 0 ? true : undefined), ARRIVE_MS);
+    expect((await failing()).failing_from).toBeInstanceOf(Date);
+    expect((await failing()).failing_since).toBeNull();
+    // A day passes failing, and it is tried again now.
+    await db`update webhook_endpoints set failing_from = now() - interval '25 hours', next_at = now()
+      where endpoint_id = ${endpoint.id}::uuid`;
+    const tried = receiver.got.length;
+    await until("another attempt", async () => (receiver.got.length > tried ? true : undefined), ARRIVE_MS);
+    await until("the endpoint marked failing", async () =>
+      (await failing()).failing_since ? true : undefined,
+    );
+    const seen = async (failingEndpoints: number) =>
+      until(
+        `${failingEndpoints} failing endpoints in /metrics and /status.json`,
+        async () => {
+          const metrics = await (await fetch(`${service.url}/metrics`)).text();
+          const gauge = Number(/^gateway_webhook_endpoints_failing (\d+)/m.exec(metrics)?.[1]);
+          const status = ((await (await fetch(`${service.url}/status.json`)).json()) as any).webhooks;
+          return gauge === failingEndpoints && status.failingEndpoints === failingEndpoints
+            ? status
+            : undefined;
+        },
+        ARRIVE_MS,
+      );
+    const marked = await seen(1);
+    expect(marked.pending).toBeGreaterThanOrEqual(1);
+    expect(marked.oldestPendingSeconds).toBeGreaterThanOrEqual(0);
+    expect(marked.lastMinute.failedAttempts).toBeGreaterThanOrEqual(2);
+    answer = 200;
+    await db`update webhook_endpoints set next_at = now() where endpoint_id = ${endpoint.id}::uuid`;
+    await accepted(receiver, 1);
+    await until("the mark cleared", async () =>
+      (await failing()).failing_since === null ? true : undefined,
+    );
+    expect((await failing()).failing_from).toBeNull();
+    await seen(0);
+    noneForged(receiver);
+  }, 60_000);
+
+  test("past WEBHOOK_MAX_BACKLOG pending deliveries the oldest are dropped, counted; the rest arrive in order", async () => {
+    const { endpoint, receiver, from } = await endpointWith(KEY_C);
+    const droppedBefore = await droppedCount();
+    receiver.down();
+    for (let i = 0; i < 12; i++) await pay(dave, BigInt(300 + i));
+    const last = await settle();
+    const want = await expectedBodies(KEY_C, from, last);
+    expect(want.length).toBe(12);
+    const rows = await until(
+      "the two oldest dropped",
+      async () => {
+        const all = await deliveriesOf(service.databaseUrl, endpoint.id);
+        return all.filter((r) => r.state === "dropped").length === 2 ? all : undefined;
+      },
+      ARRIVE_MS,
+    );
+    expect(rows.map((r) => r.state)).toEqual([...Array(2).fill("dropped"), ...Array(10).fill("pending")]);
+    expect((await droppedCount()) - droppedBefore).toBe(2);
+    receiver.resume();
+    // Not waiting out the schedule's delay after the failures while it was down.
+    await db`update webhook_endpoints set next_at = now() where endpoint_id = ${endpoint.id}::uuid`;
+    const got = await accepted(receiver, 10);
+    expect(got.map((d) => d.body)).toEqual(want.slice(2));
+    expect(receiver.got.map((d) => d.id)).toEqual(rows.slice(2).map((r) => r.id));
+    noneForged(receiver);
+  }, 60_000);
 });
