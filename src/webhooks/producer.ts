@@ -120,7 +120,9 @@ export function startProducer(options: ProducerOptions): Producer {
     }
     const [made, processed] = await Promise.all([outbox.lastMade(), watch.processedUpTo()]);
     if (made === undefined) {
-      // The first start: only blocks processed from now on are sent.
+      // The first start: only blocks processed from now on are sent (none yet: the index is empty, or the
+      // head not known since this instance started; starting then would send every block there is).
+      if (processed < 0n) return false;
       await outbox.start(processed);
       return true;
     }
