@@ -44,10 +44,15 @@ function resolve(schema: any): any {
 }
 
 describe("the OpenAPI document", () => {
-  test("is OpenAPI 3.1.0, version 0.1.0, with the three tags", () => {
+  test("is OpenAPI 3.1.0, version 0.1.0, with the four tags", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("0.1.0");
-    expect(doc.tags.map((t: { name: string }) => t.name)).toEqual(["node", "health", "watch_filters"]);
+    expect(doc.tags.map((t: { name: string }) => t.name)).toEqual([
+      "node",
+      "health",
+      "watch_filters",
+      "webhooks",
+    ]);
   });
 
   test("has no TronGrid v1 routes, nor their key header, on an EVM instance", () => {
@@ -130,6 +135,58 @@ describe("the OpenAPI document", () => {
     const post = doc.paths["/node/jsonrpc"].post;
     expect(post.description).toContain("HTTP 200 with the JSON-RPC error -32601");
     expect(post.responses["422"].description).toStartWith("A malformed single request");
+  });
+
+  test("describes the webhook routes (docs/interface.md §18.1): their params, statuses and examples", () => {
+    const operations = [
+      ["/webhooks", "post", "webhooks_create", "201"],
+      ["/webhooks", "get", "webhooks_list", "200"],
+      ["/webhooks/{id}", "get", "webhooks_get", "200"],
+      ["/webhooks/{id}", "delete", "webhooks_delete", "200"],
+      ["/webhooks/{id}/rotate", "post", "webhooks_rotate", "200"],
+      ["/webhooks/{id}/test", "post", "webhooks_test", "202"],
+      ["/webhooks/{id}/deliveries", "get", "webhooks_deliveries", "200"],
+      ["/webhooks/{id}/deliveries/{delivery}/redeliver", "post", "webhooks_redeliver", "202"],
+    ] as const;
+    expect(
+      Object.keys(doc.paths)
+        .filter((p) => p.startsWith("/webhooks"))
+        .sort(),
+    ).toEqual([...new Set(operations.map(([path]) => path))].sort());
+    for (const [path, method, operationId, status] of operations) {
+      const operation = doc.paths[path][method];
+      expect({ path, method, tags: operation.tags, operationId: operation.operationId }).toEqual({
+        path,
+        method,
+        tags: ["webhooks"],
+        operationId,
+      });
+      expect(Object.keys(operation.responses)[0]).toBe(status);
+      const inPath = (operation.parameters ?? []).filter((p: { in: string }) => p.in === "path");
+      expect(inPath.map((p: { name: string }) => p.name)).toEqual(
+        [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
+      );
+    }
+    const create = doc.paths["/webhooks"].post;
+    expect(create.requestBody.content["application/json"].example).toEqual({
+      url: "https://deposits.example.com/hooks/chain",
+    });
+    expect(create.responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/WebhookWithSecret",
+    });
+    expect(Object.keys(create.responses).sort()).toEqual(["201", "401", "422", "429"]);
+    const query = doc.paths["/webhooks/{id}/deliveries"].get.parameters.filter(
+      (p: { in: string }) => p.in === "query",
+    );
+    expect(
+      query.map((p: { name: string; schema: { maximum?: number } }) => [p.name, p.schema.maximum]),
+    ).toEqual([
+      ["limit", 100],
+      ["before", undefined],
+    ]);
+    const delivery = doc.components.schemas.WebhookDelivery;
+    expect(delivery.properties.id.examples).toEqual(["msg_01JDQ3W5M8K2N7P4R6T9V0X1YZ"]);
+    expect(doc.components.schemas.Webhook.properties.secret).toBeUndefined();
   });
 
   test("describes the WebSocket on the JSON-RPC path, its subscriptions and limits", () => {

@@ -3,18 +3,24 @@
  * before the first request (metrics.ts zeroKnownSeries), and the server on its port.
  */
 import type { WorkerLink } from "../cluster/worker";
+import { guardDatabase } from "../db/guardDatabase";
+import { createWebhookStore } from "../db/webhookStore";
 import { FAMILIES } from "../families/familyOf";
 import { type App, createApp, listen } from "../http/app";
 import type { Guard } from "../http/guard";
 import { createHealth, type Health } from "../http/health";
 import { createStatus, type Status } from "../http/status";
 import { watchFilterRouteSpecs } from "../http/watchFilterRoutes";
+import { webhookRouteSpecs } from "../http/webhookRoutes";
 import { type Sources, zeroKnownSeries } from "../metrics";
 import type { NodePaths } from "../operations/nodePaths";
+import { createDeliveryClient } from "../webhooks/deliveryClient";
+import { createWebhookEndpoints, type WebhookEndpoints } from "../webhooks/endpoints";
+import { createSecretBox, loadSecretsKey, type SecretBox } from "../webhooks/secrets";
 import type { CacheTiers } from "./cacheTiers";
 import { type Chain, chainAddresses } from "./chain";
 import type { DataPath } from "./dataPath";
-import { dropIndexerSeries } from "./metricEvents";
+import { databaseEvents, dropIndexerSeries } from "./metricEvents";
 import type { StartContext } from "./startContext";
 import type { Storage } from "./storage";
 import { createUnserved } from "./unserved";
@@ -56,6 +62,44 @@ function figuresOf(parts: ServeParts): Sources {
   };
 }
 
+/**
+ * The webhook endpoints' API (docs/interface.md §18.1), where watch filters are served: their deliveries are
+ * watch-filter results. Its statements carry the service's deadline; reads are tried again once after a lost
+ * connection, and so is a redelivery (setting a delivery pending twice is setting it once). The secrets'
+ * key is read (or its file made) when a secret is first sealed.
+ */
+function webhookEndpoints(ctx: StartContext, parts: ServeParts): WebhookEndpoints | undefined {
+  const { config, family, metrics, lifetime } = ctx;
+  if (!parts.data.watch) return undefined;
+  const store = guardDatabase(createWebhookStore(parts.storage.database.sql), {
+    timeoutMs: config.dbStatementTimeoutMs,
+    retry: ["list", "get", "deliveries", "redeliver"],
+    events: databaseEvents(metrics),
+  });
+  const client = createDeliveryClient({
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+  });
+  lifetime.defer(() => client.close());
+  let box: SecretBox | undefined;
+  const chain = parts.chain.chain.blockchain;
+  return createWebhookEndpoints({
+    store,
+    seal(secret) {
+      box ??= createSecretBox(
+        loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
+      );
+      return box.seal(secret);
+    },
+    urlProblem: (url) => client.urlProblem(url),
+    chain,
+    pendingRefused: family.followMempool
+      ? undefined
+      : `pending results are not served on ${chain}: its watch filters match blocks only, not the nodes' mempool`,
+    maxPerKey: config.maxWebhooksPerKey,
+  });
+}
+
 /** The app: the table's routes, the watch filters' where there are some, and what is refused by name. */
 function buildApp(
   ctx: StartContext,
@@ -63,6 +107,7 @@ function buildApp(
   health: Health,
   status: Status,
   nodePaths: NodePaths | undefined,
+  webhooks: WebhookEndpoints | undefined,
 ): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
@@ -81,6 +126,7 @@ function buildApp(
     health,
     status,
     watchFilterRoutes: watch ? watchFilterRouteSpecs(watch) : [],
+    webhookRoutes: webhooks ? webhookRouteSpecs(webhooks) : [],
     unserved: createUnserved({
       family,
       families: FAMILIES,
@@ -146,7 +192,7 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
   });
   lifetime.defer(() => status.stop());
   const nodePaths = ctx.family.nodePaths?.({ engine: parts.data.engine });
-  const app = buildApp(ctx, parts, health, status, nodePaths);
+  const app = buildApp(ctx, parts, health, status, nodePaths, webhookEndpoints(ctx, parts));
   zeroKnownSeries(metrics, {
     upstreams: pool.upstreams.map((u) => u.name),
     operations: [

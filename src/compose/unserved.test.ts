@@ -46,6 +46,12 @@ test("the data methods and watch filters are refused where the family keeps no i
       `${path} is not served on LTC: watch filters match blocks of the index, which the utxo family does not keep yet`,
     );
   }
+  for (const path of ["/webhooks", "/webhooks/0b6e7c1e-3f1d-4c57-9a1e-6d2f8f0b5a11/test"]) {
+    expect(onLtc.path(path)?.message).toBe(
+      `${path} is not served on LTC: webhooks send watch-filter results: watch filters match blocks of the index, which the utxo family does not keep yet`,
+    );
+  }
+  expect(onLtc.path("/webhooksx")).toBeUndefined();
 });
 
 test("with its index, the data methods are served and the token ones refused as the EVM family's", () => {
@@ -58,7 +64,7 @@ test("with its index, the data methods are served and the token ones refused as 
   });
   for (const method of ["watch_getTransfers", "watch_getStatsByDay", "watch_nothing"])
     expect(indexed.method(method)).toBeUndefined();
-  for (const path of ["/node/rest/watch_getTransfers", "/watch_filters/add"])
+  for (const path of ["/node/rest/watch_getTransfers", "/watch_filters/add", "/webhooks"])
     expect(indexed.path(path)).toBeUndefined();
   const why = "it is a method of the evm family, and LTC is served by the utxo family";
   for (const method of ["watch_getTokenBalances", "watch_getTokenMetadata"])

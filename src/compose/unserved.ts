@@ -6,7 +6,8 @@
  *    namespaces each family declares (families/family.ts `namespaces`): the EVM's token data methods
  *    (`watch_getTokenBalances`, `watch_getTokenMetadata`) among them, so an LTC instance with its index
  *    serves the other `watch_*` methods and refuses these as the EVM family's;
- *  - the service's data methods (`watch_*`) and watch-filter routes, where the family keeps no index;
+ *  - the service's data methods (`watch_*`), watch-filter routes and webhook routes (they send watch-filter
+ *    results), where the family keeps no index;
  *  - over the WebSocket, `eth_subscribe`'s kinds: `watch_filters` where the family keeps no index, and those
  *    its nodes have nothing for (families/family.ts `refusesSubscription`: TRON's pending transactions).
  */
@@ -20,6 +21,8 @@ import { SOCKET_METHODS } from "../http/websocket";
 const DATA_METHOD_PREFIX = "watch_";
 /** The watch-filter routes (docs/interface.md §5), which match processed blocks of the index. */
 const WATCH_FILTER_PATHS = "/watch_filters/";
+/** The webhook endpoints' routes (docs/interface.md §18): they send watch-filter results. */
+const WEBHOOK_PATHS = /^\/webhooks(\/|$)/;
 /** The hub's kind that matches the watch filters (realtime/watchFiltersSubscription.ts). */
 const WATCH_FILTERS_KIND = "watch_filters";
 /** Where an operation's REST route and bulk stream are, by the operation's name. */
@@ -71,6 +74,9 @@ export function createUnserved(options: {
     path(pathname): ServiceError | undefined {
       if (!options.watchFilters && pathname.startsWith(WATCH_FILTER_PATHS)) {
         return new NotServedError(pathname, chain, noWatchFilters);
+      }
+      if (!options.watchFilters && WEBHOOK_PATHS.test(pathname)) {
+        return new NotServedError(pathname, chain, `webhooks send watch-filter results: ${noWatchFilters}`);
       }
       for (const prefix of NAMED_PATHS) {
         if (!pathname.startsWith(prefix)) continue;

@@ -1,6 +1,6 @@
 /**
  * The HTTP server: an Elysia app for health, metrics, the docs and everything unmatched, and our own routes
- * (node REST and JSON-RPC, streams, watch filters) handed to Bun's router directly.
+ * (node REST and JSON-RPC, streams, watch filters, webhooks) handed to Bun's router directly.
  *
  * Why two: on a cache hit the service does a few microseconds of work of its own, and Elysia's per-request
  * adapter (merging headers into the response, a cookie jar per request) cost ~12% of the CPU in profiles of
@@ -69,6 +69,8 @@ export function createApp(deps: {
   health: Health;
   status: Status;
   watchFilterRoutes: RouteSpec[];
+  /** The webhook endpoints' routes (http/webhookRoutes.ts), where watch filters are served. */
+  webhookRoutes: RouteSpec[];
   metrics: Metrics;
   /** What GET /metrics answers: this process's registry, or a worker pool's merged metrics. */
   metricsText: () => Promise<string>;
@@ -93,7 +95,8 @@ export function createApp(deps: {
   /** TronGrid's v1 API (http/tronGrid/), where the family serves one: its reads and the codec. */
   tronGrid?: { source: TronGridSource; addresses: AddressCodec };
 }): App {
-  const { table, guard, health, watchFilterRoutes, metrics, head, log } = deps;
+  const { table, guard, health, metrics, head, log } = deps;
+  const specs = [...deps.watchFilterRoutes, ...deps.webhookRoutes];
   const rpc = createJsonRpc({
     table,
     log,
@@ -123,7 +126,7 @@ export function createApp(deps: {
     })
     .use(
       docsRoutes(
-        buildOpenApi(table, watchFilterRoutes, deps.stream.streams, health.schema, {
+        buildOpenApi(table, specs, deps.stream.streams, health.schema, {
           summary: deps.summary,
           subscriptionKinds: deps.subscriptions.kinds,
           examples: deps.examples,
@@ -148,7 +151,7 @@ export function createApp(deps: {
     "/node/jsonrpc": { POST: jsonRpcRoute({ rpc, guard }), GET: websocket.upgrade },
     ...restRoutes({ table, guard, metrics }),
     ...streamRoutes({ table, guard, head, ...deps.stream, log }),
-    ...specRoutes({ routes: watchFilterRoutes, guard }),
+    ...specRoutes({ routes: specs, guard }),
     ...(deps.esplora ? esploraRoutes({ ...deps.esplora, guard }) : {}),
     ...(deps.nodePaths ? nodePathRoutes({ paths: deps.nodePaths, guard, metrics }) : {}),
     ...(deps.tronGrid ? tronGridRoutes({ ...deps.tronGrid, guard }) : {}),

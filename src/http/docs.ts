@@ -198,7 +198,10 @@ export interface DocsAbout {
 }
 
 /** The route specs' tags, as the document lists them. */
-const ROUTE_TAGS: Record<string, string> = { watch_filters: "Address watch filters, polled per block" };
+const ROUTE_TAGS: Record<string, string> = {
+  watch_filters: "Address watch filters, polled per block",
+  webhooks: "Watch-filter results pushed to the caller's endpoint, signed as Standard Webhooks",
+};
 
 /** A sentence of what the instance serves, from its table and routes, where its family gives none. */
 function servedSummary(table: OperationTable, routes: RouteSpec[]): string {
@@ -477,25 +480,47 @@ function jsonRpcPaths(table: OperationTable, about: DocsAbout, roles: ReadonlySe
   return { "/node/jsonrpc": { post, get } };
 }
 
-/** The routes described by their specs (watch filters). */
+/** A route's params: those of its path (`{name}`), then its query's. */
+function routeParameters(route: RouteSpec) {
+  const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
+  const inQuery = Object.entries(route.query?.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: "query",
+    required: false,
+    schema,
+  }));
+  return [...inPath, ...inQuery];
+}
+
+const SUCCESS = { 200: "Successful Response", 201: "Created", 202: "Accepted" } as const;
+
+/** The routes described by their specs (watch filters, webhooks). */
 function specRoutePaths(routes: RouteSpec[], roles: ReadonlySet<string>): Paths {
   const paths: Paths = {};
   for (const route of routes) {
+    const status = route.status ?? 200;
     const responses: Record<string, unknown> = {
-      "200": { description: "Successful Response", content: jsonContent(route.response) },
+      [status]: { description: SUCCESS[status], content: jsonContent(route.response) },
       "401": errorResponses["401"],
     };
-    if (route.body) responses["422"] = errorResponses["422"];
+    if (route.body || route.query) responses["422"] = errorResponses["422"];
     for (const [status, description] of Object.entries(route.errors ?? {})) {
       responses[status] = { description, content: jsonContent(ErrorDetail) };
     }
+    const parameters = routeParameters(route);
     const item = paths[route.path] ?? {};
     paths[route.path] = item;
     item[route.method.toLowerCase()] = {
       tags: [route.tag],
       summary: route.summary,
-      operationId: route.path.slice(1).replace(/\//g, "_"),
+      operationId: route.operationId ?? route.path.slice(1).replace(/\//g, "_"),
       security,
+      ...(parameters.length ? { parameters } : {}),
       ...(route.body ? { requestBody: { required: true, content: bodyContent(route.body, roles) } } : {}),
       responses,
     };
