@@ -119,12 +119,7 @@ async function endpointWith(
   options: { version?: "v1" | "v2"; answer?: Parameters<typeof startReceiver>[0] } = {},
 ) {
   const receiver = startReceiver(options.answer);
-  const endpoint = await createEndpoint(service.databaseUrl, {
-    key,
-    url: receiver.url,
-    version: options.version,
-    secret: receiver.secret,
-  });
+  const endpoint = await createEndpoint(service.url, { key, receiver, version: options.version });
   // The chain is quiet here: the endpoint gets the blocks after the last one made.
   return { endpoint, receiver, from: (await lastMade())! + 1 };
 }

@@ -92,11 +92,7 @@ describe("durability", () => {
       await until("the producer to start", async () =>
         (await db`select 1 from webhook_progress`).length === 1 ? true : undefined,
       );
-      const endpoint = await createEndpoint(databaseUrl, {
-        key: KEY,
-        url: receiver.url,
-        secret: receiver.secret,
-      });
+      const endpoint = await createEndpoint(instances[1]!.url, { key: KEY, receiver });
       for (let i = 0; i < 3; i++) await pay(100 + i);
       await until("the first attempt to arrive", async () => receiver.got[0], ARRIVE_MS);
       const [lease] =
@@ -130,11 +126,7 @@ describe("durability", () => {
       (await db`select 1 from webhook_progress`).length === 1 ? true : undefined,
     );
     await db.end();
-    const endpoint = await createEndpoint(databaseUrl, {
-      key: KEY,
-      url: receiver.url,
-      secret: receiver.secret,
-    });
+    const endpoint = await createEndpoint(service.url, { key: KEY, receiver });
     for (let i = 0; i < 2; i++) await pay(300 + i);
     await until(
       "the first deliveries",
@@ -177,8 +169,8 @@ describe("durability", () => {
       }),
     );
     const endpoints = [];
-    for (const r of receivers)
-      endpoints.push(await createEndpoint(databaseUrl, { key: KEY, url: r.url, secret: r.secret }));
+    for (const [i, r] of receivers.entries())
+      endpoints.push(await createEndpoint(services[i % 2]!.url, { key: KEY, receiver: r }));
     for (let i = 0; i < 6; i++) await pay(600 + i);
     for (const [i, r] of receivers.entries()) {
       const twice = await expectAllDelivered(databaseUrl, endpoints[i]!.id, r, 6);

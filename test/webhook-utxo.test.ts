@@ -80,15 +80,10 @@ describe("deliveries on LTC", () => {
   test("pending results as a payment enters the mempool, then its block's; without pending, the block's only", async () => {
     const pending = startReceiver();
     const blocks = startReceiver();
-    await createEndpoint(service.databaseUrl, {
-      key: KEY,
-      url: pending.url,
-      pending: true,
-      secret: pending.secret,
-    });
+    await createEndpoint(service.url, { key: KEY, receiver: pending, pending: true });
     const [made] = await db`select last_block::int as n from webhook_progress`;
     const from = (made!.n as number) + 1;
-    await createEndpoint(service.databaseUrl, { key: KEY, url: blocks.url, secret: blocks.secret });
+    await createEndpoint(service.url, { key: KEY, receiver: blocks });
     // The feed starts with the producer's next pass, from the mempool as it is then: a payment sent before
     // it runs is not pending news; another is sent until one arrives.
     const paid: string[] = [];

@@ -30,9 +30,16 @@ export function startWebhooks(
 ): Webhooks {
   const { config, log, metrics, lifetime } = ctx;
   const { database, data, head, chain } = parts;
-  const secrets = createSecretBox(
-    loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
-  );
+  // The key is read (or its file made) when a secret is first opened, as the endpoints' API does to seal one.
+  let box: SecretBox | undefined;
+  const opened = () =>
+    (box ??= createSecretBox(
+      loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
+    ));
+  const secrets: SecretBox = {
+    seal: (secret) => opened().seal(secret),
+    open: (sealed) => opened().open(sealed),
+  };
   const client = createDeliveryClient({
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,

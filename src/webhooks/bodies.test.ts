@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { parseJson } from "../json";
-import { deliveryBodies, newDeliveryId, RESULTS_PER_DELIVERY, removedBody, resultsBlockHash } from "./bodies";
+import { deliveryBodies, RESULTS_PER_DELIVERY, removedBody, resultsBlockHash } from "./bodies";
 
 const block = { number: 7, hash: "0xabc" };
 const result = (i: number) => ({ filter_id: `f${i}`, value: { value: 10n ** 30n + BigInt(i) }, block });
@@ -45,12 +45,4 @@ test("a removal repeats the results with removed: true, in the same parts, amoun
 test("the block hash is the results' own", () => {
   expect(resultsBlockHash([result(1)])).toBe("0xabc");
   expect(resultsBlockHash([])).toBeUndefined();
-});
-
-test("delivery ids: msg_ and 26 base32 characters, unique, sorting as made", () => {
-  const ids = new Set(Array.from({ length: 10_000 }, () => newDeliveryId()));
-  expect(ids.size).toBe(10_000);
-  for (const id of ids) expect(id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
-  expect(newDeliveryId(1_000).slice(0, 14) < newDeliveryId(2_000).slice(0, 14)).toBe(true);
-  expect(newDeliveryId(0).slice(4, 14)).toBe("0000000000");
 });

@@ -1,6 +1,6 @@
 /**
- * The JSON bodies of deliveries (docs/interface.md §18.2), and their ids. A body is written once, when the
- * delivery is made, and sent as it is on every attempt (signed at each).
+ * The JSON bodies of deliveries (docs/interface.md §18.2). A body is written once, when the delivery is made,
+ * and sent as it is on every attempt (signed at each).
  */
 import { parseJson, toJson } from "../json";
 
@@ -69,34 +69,4 @@ export function removedBody(sent: string): string {
 export function resultsBlockHash(results: readonly unknown[]): string | undefined {
   const block = (results[0] as { block?: { hash?: unknown } } | undefined)?.block;
   return typeof block?.hash === "string" ? block.hash : undefined;
-}
-
-/** Crockford's base32, as ULIDs write it. */
-const BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/**
- * A delivery's id (its `webhook-id`): `msg_` and a ULID (48 bits of milliseconds, 80 random), 26 characters
- * of base32 that sort as they were made.
- */
-export function newDeliveryId(now = Date.now()): string {
-  let text = "";
-  let time = now;
-  for (let i = 0; i < 10; i++) {
-    text = BASE32[time % 32] + text;
-    time = Math.floor(time / 32);
-  }
-  const random = crypto.getRandomValues(new Uint8Array(10));
-  // 80 bits, five at a time.
-  let bits = 0;
-  let value = 0;
-  for (const byte of random) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      text += BASE32[(value >> bits) & 31];
-    }
-    value &= (1 << bits) - 1;
-  }
-  return `msg_${text}`;
 }

@@ -1,45 +1,35 @@
 /**
- * Webhook endpoints and receivers for the tests. `createEndpoint` writes an endpoint's row as the endpoints'
- * API makes it (its secret sealed under the instance's WEBHOOK_SECRETS_KEY by webhooks/secrets.ts); a
- * receiver is a Bun.serve on 127.0.0.1 that verifies every delivery with the `standardwebhooks` package and
- * the endpoint's secret, answers as the test says, and keeps what it got in order.
+ * Webhook endpoints and receivers for the tests. `createEndpoint` makes an endpoint through the service's API
+ * (POST /webhooks) for a receiver, which then verifies with its secret; a receiver is a Bun.serve on
+ * 127.0.0.1 that verifies every delivery with the `standardwebhooks` package, answers as the test says, and
+ * keeps what it got in order.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
-import { createSecretBox, newSecret } from "../../src/webhooks/secrets";
+import { post } from "./service";
 import { onTeardown } from "./shared";
 
-/** The instances' WEBHOOK_SECRETS_KEY in these tests (64 hex digits), and their settings. */
-export const SECRETS_KEY = randomBytes(32).toString("hex");
+/** The instances' settings in these tests: one WEBHOOK_SECRETS_KEY for all, loopback receivers, 1 s attempts. */
 export const WEBHOOK_ENV = {
-  WEBHOOK_SECRETS_KEY: SECRETS_KEY,
+  WEBHOOK_SECRETS_KEY: randomBytes(32).toString("hex"),
   WEBHOOK_ALLOW_PRIVATE: "1",
   WEBHOOK_TIMEOUT_MS: "1000",
 };
 
-export interface TestEndpoint {
-  id: string;
-  secret: string;
-}
-
-/** An endpoint of `key` (undefined: open mode) on `url`, as POST /webhooks makes it. */
+/** An endpoint of `key` for `receiver`, made by POST /webhooks; the receiver verifies with its secret. */
 export async function createEndpoint(
-  databaseUrl: string,
-  options: { key?: string; url: string; version?: "v1" | "v2"; pending?: boolean; secret?: string },
-): Promise<TestEndpoint> {
-  const secret = options.secret ?? newSecret();
-  const sealed = createSecretBox(Buffer.from(SECRETS_KEY, "hex")).seal(secret);
-  const keyHash = options.key === undefined ? "" : createHash("sha256").update(options.key).digest("hex");
-  const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await db`insert into webhook_endpoints (key_hash, url, version, pending, secret)
-      values (decode(${keyHash}, 'hex'), ${options.url}, ${options.version ?? "v1"}, ${options.pending ?? false},
-        ${Buffer.from(sealed)}) returning endpoint_id::text as id`;
-    return { id: row!.id as string, secret };
-  } finally {
-    await db.end();
-  }
+  serviceUrl: string,
+  options: { key: string; receiver: Receiver; version?: "v1" | "v2"; pending?: boolean },
+): Promise<{ id: string; secret: string }> {
+  const made = await post(
+    `${serviceUrl}/webhooks`,
+    { url: options.receiver.url, version: options.version ?? "v1", pending: options.pending ?? false },
+    { headers: { "x-api-key": options.key } },
+  );
+  if (made.status !== 201) throw new Error(`POST /webhooks: ${made.status} ${made.text}`);
+  options.receiver.verifyWith(made.json.secret);
+  return { id: made.json.id, secret: made.json.secret };
 }
 
 /** A delivery as a receiver got it. */
@@ -55,8 +45,8 @@ export interface Received {
 
 export interface Receiver {
   url: string;
-  /** The secret it verifies with (its endpoint's: `createEndpoint` takes it). */
-  secret: string;
+  /** Sets the secret it verifies with (its endpoint's, as POST /webhooks showed it). */
+  verifyWith(secret: string): void;
   /** Every delivery that reached it, verified, in arrival order (whatever it answered). */
   got: Received[];
   /** Those it answered 2xx, in order. */
@@ -70,14 +60,13 @@ export interface Receiver {
 }
 
 /**
- * A receiver verifying with a secret of its own, made here. `answer` says the status of each delivery
+ * A receiver, verifying with its endpoint's secret once told it. `answer` says the status of each delivery
  * (default 200) given how many times its id came; it may wait (a receiver slow or never answering).
  */
 export function startReceiver(
   answer: (delivery: Received, seen: number) => number | Promise<number> = () => 200,
 ): Receiver {
-  const secret = newSecret();
-  const verifier = new Webhook(secret);
+  let verifier: Webhook | undefined;
   const got: Received[] = [];
   const forged: string[] = [];
   const seen = new Map<string, number>();
@@ -90,6 +79,7 @@ export function startReceiver(
         const text = await request.text();
         const headers = Object.fromEntries(request.headers);
         try {
+          if (!verifier) throw new Error("a delivery before its endpoint was made");
           verifier.verify(text, headers);
         } catch (error) {
           forged.push(`${(error as Error).message}: ${headers["webhook-id"]}`);
@@ -114,7 +104,9 @@ export function startReceiver(
   const port = server.port as number;
   const receiver: Receiver = {
     url: `http://127.0.0.1:${port}/hook`,
-    secret,
+    verifyWith(secret) {
+      verifier = new Webhook(secret);
+    },
     got,
     forged,
     accepted: () => got.filter((d) => d.status >= 200 && d.status < 300),
