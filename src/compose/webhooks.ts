@@ -9,7 +9,7 @@ import type { ChainInfo } from "../blockchain";
 import { createBlockQueries } from "../db/blockQueries";
 import type { Database } from "../db/database";
 import type { ChainFollower } from "../engine/chainFollower";
-import { createDeliveryClient, type DeliveryClient } from "../webhooks/deliveryClient";
+import { createDeliveryClient } from "../webhooks/deliveryClient";
 import { createOutbox } from "../webhooks/outbox";
 import { startProducer } from "../webhooks/producer";
 import { createSecretBox, loadSecretsKey, type SecretBox } from "../webhooks/secrets";
@@ -17,28 +17,19 @@ import { startSenders } from "../webhooks/sender";
 import type { DataPath } from "./dataPath";
 import type { StartContext } from "./startContext";
 
-export interface Webhooks {
-  /** The endpoints' secrets, sealed and opened under the instance's key. */
-  secrets: SecretBox;
-  /** The one client every attempt goes through (its address checks, its bounds). */
-  client: DeliveryClient;
-}
-
 export function startWebhooks(
   ctx: StartContext,
   parts: { database: Database; data: DataPath; head: ChainFollower; chain: ChainInfo },
-): Webhooks {
+): void {
   const { config, log, metrics, lifetime } = ctx;
   const { database, data, head, chain } = parts;
   // The key is read (or its file made) when a secret is first opened, as the endpoints' API does to seal one.
   let box: SecretBox | undefined;
-  const opened = () =>
-    (box ??= createSecretBox(
+  const openSecret = (sealed: Uint8Array) => {
+    box ??= createSecretBox(
       loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
-    ));
-  const secrets: SecretBox = {
-    seal: (secret) => opened().seal(secret),
-    open: (sealed) => opened().open(sealed),
+    );
+    return box.open(sealed);
   };
   const client = createDeliveryClient({
     allowPrivate: config.webhookAllowPrivate,
@@ -49,7 +40,7 @@ export function startWebhooks(
   const senders = startSenders({
     outbox,
     client,
-    secrets,
+    openSecret,
     senders: config.webhookSenders,
     timeoutMs: config.webhookTimeoutMs,
     log,
@@ -84,5 +75,4 @@ export function startWebhooks(
     data.onProcessed(producer.processed);
     lifetime.defer(() => producer.stop());
   }
-  return { secrets, client };
 }

@@ -94,7 +94,9 @@ export function startProducer(options: ProducerOptions): Producer {
     const groups = new Map<string, EndpointTarget[]>();
     for (const e of endpoints) {
       const key = `${e.keyHash ?? ""}\u0000${e.version}`;
-      groups.set(key, [...(groups.get(key) ?? []), e]);
+      const group = groups.get(key);
+      if (group) group.push(e);
+      else groups.set(key, [e]);
     }
     const deliveries: NewDelivery[] = [];
     for (const group of groups.values()) {
@@ -214,7 +216,11 @@ function openPending(options: ProducerOptions) {
 
   function notify(matches: PendingMatch[]) {
     const resultsOf = new Map<string | null, unknown[]>();
-    for (const m of matches) resultsOf.set(m.keyHash, [...(resultsOf.get(m.keyHash) ?? []), m.result]);
+    for (const m of matches) {
+      const results = resultsOf.get(m.keyHash);
+      if (results) results.push(m.result);
+      else resultsOf.set(m.keyHash, [m.result]);
+    }
     const deliveries: NewDelivery[] = [];
     for (const [key, results] of resultsOf) {
       const bodies = deliveryBodies("pending", options.chain, null, results);
@@ -241,8 +247,12 @@ function openPending(options: ProducerOptions) {
     keys(endpoints: readonly EndpointTarget[]) {
       if (!options.pending) return;
       const next = new Map<string | null, string[]>();
-      for (const e of endpoints)
-        if (e.pending) next.set(e.keyHash, [...(next.get(e.keyHash) ?? []), e.endpointId]);
+      for (const e of endpoints) {
+        if (!e.pending) continue;
+        const ids = next.get(e.keyHash);
+        if (ids) ids.push(e.endpointId);
+        else next.set(e.keyHash, [e.endpointId]);
+      }
       byKey = next;
       const list = [...next.keys()].join();
       if (next.size === 0) return stop();

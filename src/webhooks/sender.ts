@@ -11,7 +11,6 @@ import { type Logger, warnEveryMinute } from "../log";
 import type { DeliveryClient, SendOutcome } from "./deliveryClient";
 import type { Claimed, Outbox, OutboxFigures } from "./outbox";
 import { retryDelayMs } from "./schedule";
-import type { SecretBox } from "./secrets";
 import { signDelivery } from "./signature";
 
 /** How a lease outlasts an attempt's timeout: the time to write its outcome. */
@@ -32,7 +31,8 @@ export interface SenderEvents {
 export interface SenderOptions {
   outbox: Outbox;
   client: Pick<DeliveryClient, "send">;
-  secrets: SecretBox;
+  /** An endpoint's secret as shown (`whsec_...`), from its sealed bytes (secrets.ts SecretBox.open). */
+  openSecret(sealed: Uint8Array): string;
   /** WEBHOOK_SENDERS: attempts in flight at once in this instance. */
   senders: number;
   /** WEBHOOK_TIMEOUT_MS: the client's bound on an attempt. */
@@ -91,7 +91,7 @@ export function startSenders(options: SenderOptions): Senders {
         id: claimed.deliveryId,
         timestamp: Date.now() / 1000,
         body: claimed.body,
-        secrets: claimed.secrets.map((s) => options.secrets.open(s)),
+        secrets: claimed.secrets.map(options.openSecret),
       });
       outcome = await options.client.send({
         url: claimed.url,
