@@ -354,3 +354,57 @@ describe("deliveries", () => {
     noneForged(receiver);
   }, 60_000);
 });
+
+describe("on the embedded database (no DATABASE_URL)", () => {
+  test("a block's results are delivered, a 500 retried, as on PostgreSQL", async () => {
+    const anvil = await newAnvil();
+    const chain = rpc(anvil.url);
+    const [from, to] = (await chain<string[]>("eth_accounts")).map((a) => a.toLowerCase()) as [
+      string,
+      string,
+    ];
+    const embedded = await startTestService({
+      upstreamUrls: [anvil.url],
+      databaseUrl: null,
+      env: { INDEXER: "on", HEAD_POLL_MS: "50", API_KEYS: KEY_A, ...WEBHOOK_ENV },
+    });
+    const add = await post(
+      `${embedded.url}/watch_filters/add`,
+      { address: to },
+      { headers: { "x-api-key": KEY_A } },
+    );
+    expect(add.status).toBe(200);
+    const receiver = startReceiver((_, seen) => (seen === 1 ? 500 : 200));
+    await createEndpoint(embedded.url, { key: KEY_A, receiver });
+    // Made once the producer has started (its first pass after the first processed block): paid again
+    // until one is.
+    let paid = 0;
+    const got = await until(
+      "a delivery accepted",
+      async () => {
+        if (receiver.got.length === 0 && paid < 5) {
+          await chain("eth_sendTransaction", [{ from, to, value: "0x1" }]);
+          paid++;
+          await Bun.sleep(1_000);
+        }
+        return receiver.accepted()[0];
+      },
+      ARRIVE_MS,
+    );
+    const n = got.body.block.number;
+    const check = await post(
+      `${embedded.url}/watch_filters/check`,
+      { block_number: n },
+      { headers: { "x-api-key": KEY_A } },
+    );
+    expect(got.body).toEqual({
+      type: "block",
+      chain: "ETH",
+      block: { number: n, hash: check.json.filters[0].block.hash },
+      results: check.json.filters,
+    });
+    expect(receiver.got.filter((d) => d.id === got.id).map((d) => d.status)).toEqual([500, 200]);
+    expect(receiver.forged).toEqual([]);
+    await embedded.stop();
+  }, 90_000);
+});
