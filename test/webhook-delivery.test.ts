@@ -166,7 +166,11 @@ describe("deliveries", () => {
     expect(gotA.map((d) => d.body)).toEqual(wantA);
     expect(gotB.map((d) => d.body)).toEqual(wantB);
     // Each once (no attempt failed), each id the outbox's, each signed when sent.
-    const rows = await deliveriesOf(service.databaseUrl, a.endpoint.id);
+    // The last 2xx is written just after it was answered.
+    const rows = await until("every delivery written as delivered", async () => {
+      const all = await deliveriesOf(service.databaseUrl, a.endpoint.id);
+      return all.every((r) => r.state === "delivered") ? all : undefined;
+    });
     expect(a.receiver.got.map((d) => d.id)).toEqual(rows.map((r) => r.id));
     expect(rows.map((r) => [r.kind, r.state, r.attempts])).toEqual(
       wantA.map(() => ["block", "delivered", 1]),
@@ -283,9 +287,17 @@ describe("deliveries", () => {
       )[0]!;
     await pay(bob);
     await settle();
-    await until("a failed attempt", async () => (receiver.got.length > 0 ? true : undefined), ARRIVE_MS);
-    expect((await failing()).failing_from).toBeInstanceOf(Date);
-    expect((await failing()).failing_since).toBeNull();
+    // The first failure is written once the 503 is read.
+    const first = await until(
+      "a failed attempt written",
+      async () => {
+        const row = await failing();
+        return receiver.got.length > 0 && row.failing_from ? row : undefined;
+      },
+      ARRIVE_MS,
+    );
+    expect(first.failing_from).toBeInstanceOf(Date);
+    expect(first.failing_since).toBeNull();
     // A day passes failing, and it is tried again now.
     await db`update webhook_endpoints set failing_from = now() - interval '25 hours', next_at = now()
       where endpoint_id = ${endpoint.id}::uuid`;
