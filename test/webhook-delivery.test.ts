@@ -12,11 +12,15 @@
  *   branch's blocks;
  * - an endpoint whose head delivery has failed for a day is marked failing (a day's passing written into
  *   its row: the one fake here), still tried, and cleared by a success; /metrics and /status.json say so;
- * - past WEBHOOK_MAX_BACKLOG (10 here) pending deliveries, the oldest are dropped and counted.
+ * - past WEBHOOK_MAX_BACKLOG (10 here) pending deliveries, the oldest are dropped and counted;
+ * - a block with more than 1,000 results for an endpoint comes as several deliveries, in order, with
+ *   `part` and `parts`;
+ * - on the embedded database (PGlite) as on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { rpc } from "./support/chain";
+import { fillTokenBlocks } from "./support/movements";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil } from "./support/shared";
 import { until } from "./support/until";
@@ -33,19 +37,22 @@ const KEY_A = "webhook-key-a";
 const KEY_B = "webhook-key-b";
 /** The backlog's key: its payee is paid in that test only, so no other endpoint's backlog grows. */
 const KEY_C = "webhook-key-c";
+/** The parts' key: two filters on the payer of a block of 600 token transfers. */
+const KEY_D = "webhook-key-d";
 const DEPTH = 2;
 const BACKLOG = 10;
 const ENV = {
   INDEXER: "on",
   HEAD_POLL_MS: "50",
   CONFIRMATIONS: String(DEPTH),
-  API_KEYS: `${KEY_A},${KEY_B},${KEY_C}`,
+  API_KEYS: `${KEY_A},${KEY_B},${KEY_C},${KEY_D}`,
   WEBHOOK_MAX_BACKLOG: String(BACKLOG),
   ...WEBHOOK_ENV,
 };
 /** How long deliveries may take to arrive (a block is processed and sent well within a second here). */
 const ARRIVE_MS = 20_000;
 
+let anvilUrl: string;
 let service: TestService;
 let db: postgres.Sql;
 let node: ReturnType<typeof rpc>;
@@ -94,8 +101,14 @@ async function expectedBodies(key: string, from: number, to: number, path = "che
   const bodies: unknown[] = [];
   for (let n = from; n <= to; n++) {
     const results = await checkAll(key, n, path);
-    if (results.length === 0) continue;
-    bodies.push({ type: "block", chain: "ETH", block: { number: n, hash: results[0].block.hash }, results });
+    const block = { number: n, hash: results[0]?.block.hash };
+    // Past check's page, in parts of 1,000 saying which of how many.
+    const parts = Math.ceil(results.length / 1_000);
+    for (let i = 0; i < parts; i++) {
+      const page = results.slice(i * 1_000, (i + 1) * 1_000);
+      const body = { type: "block", chain: "ETH", block, results: page };
+      bodies.push(parts > 1 ? { ...body, part: i + 1, parts } : body);
+    }
   }
   return bodies;
 }
@@ -127,6 +140,7 @@ async function endpointWith(
 
 beforeAll(async () => {
   const anvil = await newAnvil();
+  anvilUrl = anvil.url;
   node = rpc(anvil.url);
   [alice, bob, carol, erin, dave] = (await node<string[]>("eth_accounts")).map((a) => a.toLowerCase()) as [
     string,
@@ -365,6 +379,23 @@ describe("deliveries", () => {
     expect(receiver.got.map((d) => d.id)).toEqual(rows.slice(over).map((r) => r.id));
     noneForged(receiver);
   }, 60_000);
+  test("a block of more than 1,000 results for an endpoint comes in parts of 1,000, in order", async () => {
+    for (const body of [{ address: alice }, { address: alice, with_approval: true }])
+      expect((await watch("add", body, KEY_D)).status).toBe(200);
+    const { receiver, from } = await endpointWith(KEY_D);
+    const filled = await fillTokenBlocks(anvilUrl, { blocks: 1, transfersPerBlock: 600 });
+    const last = await settle();
+    const want = (await expectedBodies(KEY_D, from, last)) as any[];
+    const crowd = want.filter((body) => body.block.number === filled.head);
+    // 600 transfers from alice, each a result of both filters, and bob's payment to her.
+    expect(crowd.map((body) => [body.part, body.parts, body.results.length])).toEqual([
+      [1, 2, 1_000],
+      [2, 2, 202],
+    ]);
+    const got = await accepted(receiver, want.length);
+    expect(got.map((d) => d.body)).toEqual(want);
+    noneForged(receiver);
+  }, 90_000);
 });
 
 describe("on the embedded database (no DATABASE_URL)", () => {

@@ -11,6 +11,8 @@ import { FAILING_AFTER_MS } from "./schedule";
 
 /** Made blocks kept with their hashes: a reorg that drops one of them is seen (deeper than any finality). */
 export const BLOCKS_KEPT = 256;
+/** Deliveries one insert writes. */
+const INSERT_ROWS = 1_000;
 /** Finished deletions a sweep makes at most, so one statement stays short. */
 const SWEEP_BATCH = 10_000;
 
@@ -105,8 +107,13 @@ export function createOutbox(sql: Sql): Outbox {
       block_hash: d.blockHash === null ? null : Buffer.from(d.blockHash, "hex"),
       body: d.body,
     }));
-  const insert = (q: Sql, deliveries: readonly NewDelivery[]) =>
-    q`insert into webhook_deliveries ${q(rows(deliveries) as never, "delivery_id", "endpoint_id", "kind", "block_number", "block_hash", "body")}`;
+  /** Inserted INSERT_ROWS at a time: a statement takes at most 65,535 parameters (six a row). */
+  const insert = async (q: Sql, deliveries: readonly NewDelivery[]) => {
+    for (let i = 0; i < deliveries.length; i += INSERT_ROWS) {
+      const chunk = rows(deliveries.slice(i, i + INSERT_ROWS));
+      await q`insert into webhook_deliveries ${q(chunk as never, "delivery_id", "endpoint_id", "kind", "block_number", "block_hash", "body")}`;
+    }
+  };
   /** The progress, locked for the transaction: one producer moves it at a time. */
   const lockedProgress = async (q: Sql) => {
     const [row] = await q`select last_block::text as last from webhook_progress for update`;
