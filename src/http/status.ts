@@ -233,7 +233,7 @@ async function snapshot(metrics: Metrics, indexed: bigint | null): Promise<Snaps
     metrics.webhookDeliveries.get(),
     metrics.webhookAttempts.get(),
   ]);
-  const delivered = (outcome: string) =>
+  const deliveriesBy = (outcome: string) =>
     deliveries.values.filter((v) => v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
   const latencies = histograms(latency.values as MetricValue[], "upstream");
   const upstreams = new Map<string, { requests: number; errors: number; latency: Histogram }>();
@@ -258,8 +258,8 @@ async function snapshot(metrics: Metrics, indexed: bigint | null): Promise<Snaps
     db: histograms(db.values as MetricValue[]).get("") ?? EMPTY,
     indexed: indexed === null ? null : Number(indexed),
     webhooks: {
-      delivered: delivered("delivered"),
-      dropped: delivered("dropped"),
+      delivered: deliveriesBy("delivered"),
+      dropped: deliveriesBy("dropped"),
       failedAttempts: attempts.values
         .filter((v) => v.labels.result !== "success")
         .reduce((sum, v) => sum + v.value, 0),
