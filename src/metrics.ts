@@ -98,6 +98,12 @@ export interface Metrics {
   indexerLeading: Gauge;
   dbQuerySeconds: Histogram;
   indexerReorgs: Counter;
+  // Webhooks (the gauges read from the database by the sender loop, not per scrape)
+  webhookDeliveries: Counter<"outcome">;
+  webhookAttempts: Counter<"result">;
+  webhookPending: Gauge;
+  webhookOldestPending: Gauge;
+  webhookEndpointsFailing: Gauge;
 }
 
 /** What every group of series is made with: the registry, and the gauges read when scraped. */
@@ -486,6 +492,54 @@ function storageSeries(
   };
 }
 
+/** How a webhook attempt ended (gateway_webhook_attempts_total's `result`; webhooks/sender.ts). */
+const WEBHOOK_ATTEMPT_RESULTS = ["success", "http_error", "timeout", "refused", "network"] as const;
+/** What became of a delivery (gateway_webhook_deliveries_total's `outcome`). */
+const WEBHOOK_OUTCOMES = ["delivered", "dropped"] as const;
+
+/** Webhooks: deliveries, attempts, and the outbox's figures (set every few seconds by the sender loop). */
+function webhookSeries(
+  scope: Scope,
+): Pick<
+  Metrics,
+  | "webhookDeliveries"
+  | "webhookAttempts"
+  | "webhookPending"
+  | "webhookOldestPending"
+  | "webhookEndpointsFailing"
+> {
+  const { registers } = scope;
+  return {
+    webhookDeliveries: new Counter({
+      name: "gateway_webhook_deliveries_total",
+      help: "Webhook deliveries finished, by outcome: delivered (a 2xx), dropped (past WEBHOOK_MAX_BACKLOG pending)",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: "gateway_webhook_attempts_total",
+      help: "Webhook attempts made by this instance, by result (success, http_error, timeout, refused, network)",
+      labelNames: ["result"] as const,
+      registers,
+    }),
+    webhookPending: new Gauge({
+      name: "gateway_webhook_pending_deliveries",
+      help: "Webhook deliveries not yet delivered nor dropped, in the database (every instance's)",
+      registers,
+    }),
+    webhookOldestPending: new Gauge({
+      name: "gateway_webhook_oldest_pending_seconds",
+      help: "Age of the oldest webhook delivery still pending, in seconds (0 with none)",
+      registers,
+    }),
+    webhookEndpointsFailing: new Gauge({
+      name: "gateway_webhook_endpoints_failing",
+      help: "Webhook endpoints marked failing: their oldest pending delivery has failed for a day",
+      registers,
+    }),
+  };
+}
+
 /**
  * Default series whose collection walks the whole heap under Bun (v8.getHeapSpaceStatistics: 0.11-0.16 s at
  * three million objects, measured): every scrape would stall the requests in flight that long. The heap's
@@ -512,6 +566,7 @@ export function createMetrics(): Metrics {
     ...headSeries(scope),
     ...clientSeries(scope),
     ...storageSeries(scope),
+    ...webhookSeries(scope),
   };
 }
 
@@ -560,6 +615,8 @@ export function zeroKnownSeries(metrics: Metrics, known: KnownSeries): void {
   }
   for (const reason of REFUSAL_REASONS) metrics.refusedBodies.inc({ reason }, 0);
   for (const scope of RATE_LIMIT_SCOPES) metrics.rateLimited.inc({ scope }, 0);
+  for (const result of WEBHOOK_ATTEMPT_RESULTS) metrics.webhookAttempts.inc({ result }, 0);
+  for (const outcome of WEBHOOK_OUTCOMES) metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const kind of known.subscriptionKinds) {
     metrics.wsNotifications.inc({ kind }, 0);
     metrics.wsSubscriptions.inc({ kind }, 0);

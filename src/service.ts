@@ -2,8 +2,8 @@
  * Composition root, built from the bottom of the data path up (docs/architecture.md): the chain's family
  * (from CHAIN) -> upstreams (its dev node when none is configured) -> the chain, its follower and first
  * block -> database and keys -> the fleet's Redis -> cache -> engine, operations, watch filters,
- * subscriptions, indexer -> HTTP. The parts are made by the builders of compose/; `stop()` undoes them in
- * reverse order.
+ * subscriptions, indexer -> webhooks (their producer and senders) -> HTTP. The parts are made by the
+ * builders of compose/; `stop()` undoes them in reverse order.
  */
 import { joinPool } from "./cluster/worker";
 import { buildCache } from "./compose/cacheTiers";
@@ -15,6 +15,7 @@ import { serve } from "./compose/serve";
 import type { StartContext } from "./compose/startContext";
 import { openStorage } from "./compose/storage";
 import { startUpstreams } from "./compose/upstreams";
+import { startWebhooks } from "./compose/webhooks";
 import type { Config } from "./config";
 import { familyOf } from "./families/familyOf";
 import { createGuard } from "./http/guard";
@@ -71,6 +72,7 @@ export async function startService(
       headPollMs: upstreams.headPollMs,
     });
     await data.ready;
+    startWebhooks(ctx, { database: storage.database, data, head: chain.head, chain: chain.chain });
     const { url } = serve(ctx, { upstreams, chain, storage, tiers, data, guard, link });
     if (link) link.ready();
     else log.info("listening", { url, status: `${url}/status` });

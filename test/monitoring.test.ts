@@ -30,6 +30,7 @@ const REQUIRED_ALERTS = [
   "GatewayDatabaseTimeouts",
   "GatewayCacheBadRecords",
   "GatewayRedisDown",
+  "GatewayWebhookDeliveriesStuck",
 ];
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's placeholder for the datasource chosen at import.

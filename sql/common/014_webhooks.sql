@@ -51,6 +51,8 @@ create table if not exists webhook_deliveries (
 create index if not exists webhook_deliveries_queue on webhook_deliveries (endpoint_id, seq) where state = 'pending';
 create index if not exists webhook_deliveries_endpoint on webhook_deliveries (endpoint_id, seq desc);
 create index if not exists webhook_deliveries_block on webhook_deliveries (block_number) where kind = 'block';
+-- Delivered and dropped deliveries are kept a week (the deliveries list, redelivery), then swept by age.
+create index if not exists webhook_deliveries_finished on webhook_deliveries (created_at) where state <> 'pending';
 
 -- How far deliveries are made: the last block whose results went into the outbox, and the recent blocks
 -- made with their hashes, so a reorg that drops any of them is seen and their results sent as removed.

@@ -26,6 +26,7 @@ import { createOperationTable, type OperationTable } from "../operations/table";
 import { createTransferOperations } from "../operations/transfers";
 import type { TronGridSource } from "../operations/tronGridSource";
 import { createSubscriptions, type Subscriptions } from "../realtime/subscriptions";
+import type { PendingWatch } from "../realtime/watchFiltersSubscription";
 import type { UpstreamPool } from "../upstream/pool";
 import { createWatchFilters, type WatchFilters } from "../watch/watchFilters";
 import { chainAddresses } from "./chain";
@@ -45,6 +46,10 @@ export interface DataPath {
   esplora?: EsploraSource;
   /** What TronGrid's v1 API reads (http/tronGrid/); undefined where the family serves none. */
   tronGrid?: TronGridSource;
+  /** The family's mempool matching (`"pending": true`), where it has one: the subscriptions' and webhooks'. */
+  pending?: PendingWatch;
+  /** Adds what else learns of an index write (the webhooks' producer). */
+  onProcessed(listener: () => void): void;
   /**
    * Resolves once the family's mempool follower has read the node's mempool once (bounded: a pass), so that
    * a start in front of a small mempool answers it from the first request; at once where there is none.
@@ -178,6 +183,17 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
   const table = operationTable(ctx, parts, engine, guarded);
   const watch = watchFilters(ctx, parts, engine, guarded);
   const mempool = followMempool(ctx, parts, engine, guarded);
+  // Mempool matches (`"pending": true`) where the family has them: on the primary, as the filters are.
+  const pending = mempool?.createPendingWatch?.({
+    sql: database.sql,
+    guard: (queries) => guarded(queries, "all"),
+    engine,
+    chain,
+    headPollMs: parts.headPollMs,
+    log,
+  });
+  const processedListeners: (() => void)[] = [];
+  const onProcessed = (listener: () => void) => void processedListeners.push(listener);
   const subscriptions = createSubscriptions({
     head,
     engine,
@@ -185,15 +201,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     watch: watch && {
       lastBlockNumber: () => watch.processedUpTo(),
       results: watch.results,
-      // Mempool matches (`"pending": true`) where the family has them: on the primary, as the filters are.
-      pending: mempool?.createPendingWatch?.({
-        sql: database.sql,
-        guard: (queries) => guarded(queries, "all"),
-        engine,
-        chain,
-        headPollMs: parts.headPollMs,
-        log,
-      }),
+      pending,
       chain: chain.blockchain,
     },
     kinds: family.subscriptions ?? [],
@@ -210,7 +218,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     log,
   });
   const ready = mempool?.ready() ?? Promise.resolve();
-  if (!family.index) return { engine, table, watch, subscriptions, esplora, ready };
+  if (!family.index) return { engine, table, watch, subscriptions, esplora, pending, onProcessed, ready };
   // TronGrid's v1 API's reads: callers' reads of the index, so on the replica where there is one.
   const tronGrid = family.createTronGrid?.({
     engine,
@@ -232,8 +240,11 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
     bulkDistance: config.indexBulkDistance,
     pollMs: parts.headPollMs,
     log,
-    events: indexerEvents(metrics, () => subscriptions.processed()),
+    events: indexerEvents(metrics, () => {
+      subscriptions.processed();
+      for (const listener of processedListeners) listener();
+    }),
   });
   lifetime.defer(() => indexer.stop());
-  return { engine, table, watch, subscriptions, indexer, esplora, tronGrid, ready };
+  return { engine, table, watch, subscriptions, indexer, esplora, tronGrid, pending, onProcessed, ready };
 }

@@ -54,6 +54,15 @@ interface Snapshot {
   upstreams: Map<string, { requests: number; errors: number; latency: Histogram }>;
   db: Histogram;
   indexed: number | null;
+  webhooks: WebhookCounts;
+}
+
+/** Webhook counters of this instance (gateway_webhook_*_total). */
+interface WebhookCounts {
+  delivered: number;
+  dropped: number;
+  /** Attempts that did not end in a 2xx. */
+  failedAttempts: number;
 }
 
 interface MetricValue {
@@ -172,6 +181,17 @@ export interface StatusReport {
     etaSeconds: number | null;
   } | null;
   websocket: { connections: number; subscriptions: Record<string, number> };
+  /**
+   * Webhooks: the outbox's figures (every instance's, as the sender loop last read them: every few
+   * seconds), and this instance's deliveries and failed attempts.
+   */
+  webhooks: {
+    pending: number;
+    oldestPendingSeconds: number;
+    failingEndpoints: number;
+    lastMinute: WebhookCounts;
+    totals: WebhookCounts;
+  };
   /** The counters as /metrics has them now (requests summed over transports). */
   totals: {
     requests: { operation: string; outcome: string; count: number }[];
@@ -206,11 +226,15 @@ async function snapshot(metrics: Metrics, indexed: bigint | null): Promise<Snaps
     if (labels.tier === "memory") lookups[labels.result === "hit" ? "memoryHit" : "memoryMiss"] += value;
     else if (labels.result === "hit") lookups.diskHit += value;
   }
-  const [http, latency, db] = await Promise.all([
+  const [http, latency, db, deliveries, attempts] = await Promise.all([
     metrics.upstreamHttpRequests.get(),
     metrics.upstreamLatency.get(),
     metrics.dbQuerySeconds.get(),
+    metrics.webhookDeliveries.get(),
+    metrics.webhookAttempts.get(),
   ]);
+  const deliveriesBy = (outcome: string) =>
+    deliveries.values.filter((v) => v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
   const latencies = histograms(latency.values as MetricValue[], "upstream");
   const upstreams = new Map<string, { requests: number; errors: number; latency: Histogram }>();
   for (const v of http.values as MetricValue[]) {
@@ -233,6 +257,35 @@ async function snapshot(metrics: Metrics, indexed: bigint | null): Promise<Snaps
     upstreams,
     db: histograms(db.values as MetricValue[]).get("") ?? EMPTY,
     indexed: indexed === null ? null : Number(indexed),
+    webhooks: {
+      delivered: deliveriesBy("delivered"),
+      dropped: deliveriesBy("dropped"),
+      failedAttempts: attempts.values
+        .filter((v) => v.labels.result !== "success")
+        .reduce((sum, v) => sum + v.value, 0),
+    },
+  };
+}
+
+/** The outbox's figures, this instance's webhook counters, and their last minute. */
+async function webhookSection(metrics: Metrics, now: Snapshot, oldest: Snapshot) {
+  const [pending, age, failing] = await Promise.all([
+    metrics.webhookPending.get(),
+    metrics.webhookOldestPending.get(),
+    metrics.webhookEndpointsFailing.get(),
+  ]);
+  const value = (m: { values: { value: number }[] }) => m.values[0]?.value ?? 0;
+  const since = (key: keyof WebhookCounts) => now.webhooks[key] - oldest.webhooks[key];
+  return {
+    pending: value(pending),
+    oldestPendingSeconds: Math.round(value(age)),
+    failingEndpoints: value(failing),
+    lastMinute: {
+      delivered: since("delivered"),
+      dropped: since("dropped"),
+      failedAttempts: since("failedAttempts"),
+    },
+    totals: now.webhooks,
   };
 }
 
@@ -373,6 +426,7 @@ export function createStatus(deps: StatusDeps): Status {
       metrics.wsSubscriptions.get(),
     ]);
     const oldest = ring[0] ?? now;
+    const webhooks = await webhookSection(metrics, now, oldest);
     const recent = ring[Math.max(0, ring.length - RECENT_POINTS)] ?? now;
     const headTimestamp = deps.figures.head().timestamp;
     const cacheFigures = deps.figures.cache();
@@ -419,6 +473,7 @@ export function createStatus(deps: StatusDeps): Status {
           (subscriptions.values as MetricValue[]).map((v) => [String(v.labels.kind), v.value]),
         ),
       },
+      webhooks,
       totals: {
         requests: [...now.requests].map(([key, count]) => {
           const [operation, outcome] = key.split("\t") as [string, string];

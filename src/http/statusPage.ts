@@ -104,6 +104,17 @@ const BODY = `
       <div><span>query p99 (1 min)</span><b id="db-p99">–</b></div>
     </div>
   </section>
+  <section id="webhooks-card">
+    <h2>Webhooks</h2>
+    <div class="figures">
+      <div><span>pending</span><b id="webhooks-pending">–</b></div>
+      <div><span>oldest pending</span><b id="webhooks-oldest">–</b></div>
+      <div><span>failing endpoints</span><b id="webhooks-failing">–</b></div>
+      <div><span>delivered (1 min)</span><b id="webhooks-delivered">–</b></div>
+      <div><span>failed attempts (1 min)</span><b id="webhooks-failed">–</b></div>
+      <div><span>dropped (1 min)</span><b id="webhooks-dropped">–</b></div>
+    </div>
+  </section>
   <section>
     <h2>WebSocket</h2>
     <div class="figures">
@@ -258,6 +269,14 @@ function render(s) {
   text("db-ping", msText(s.database.pingMs));
   text("db-p50", msText(s.database.lastMinute.p50Ms));
   text("db-p99", msText(s.database.lastMinute.p99Ms));
+
+  const wh = s.webhooks;
+  text("webhooks-pending", num(wh.pending));
+  text("webhooks-oldest", wh.pending > 0 ? duration(wh.oldestPendingSeconds) : "–");
+  text("webhooks-failing", num(wh.failingEndpoints));
+  text("webhooks-delivered", num(wh.lastMinute.delivered));
+  text("webhooks-failed", num(wh.lastMinute.failedAttempts));
+  text("webhooks-dropped", num(wh.lastMinute.dropped));
 
   text("ws-connections", num(s.websocket.connections));
   const kinds = Object.entries(s.websocket.subscriptions).filter(([, n]) => n > 0);

@@ -1,4 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createDeliveryClient, type ResolvedAddress, type ResolveHost } from "./deliveryClient";
 
 /** A resolver answering from a table, counting what it is asked. */
@@ -267,4 +269,77 @@ test("send refuses what urlProblem refuses, before any connection", async () => 
     expect({ ...outcome, ms: 0 }).toEqual({ ok: false, result: "refused", error, ms: 0 });
   }
   expect(seen.length).toBe(before);
+});
+
+/**
+ * A receiver on https with a certificate for receiver.test (test/fixtures/webhook-tls: self-signed, valid
+ * 2020-2120, made with `openssl ca -selfsign`), trusted only where NODE_EXTRA_CA_CERTS names it.
+ */
+const TLS_DIR = join(import.meta.dir, "../../test/fixtures/webhook-tls");
+const tlsReceiver = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  tls: {
+    cert: readFileSync(join(TLS_DIR, "receiver.cert.pem"), "utf8"),
+    key: readFileSync(join(TLS_DIR, "receiver.key.pem"), "utf8"),
+  },
+  fetch: async (request) => new Response(`tls ${await request.text()}`),
+});
+afterAll(() => tlsReceiver.stop(true));
+
+test("https: the certificate is verified, against the URL's name, not the address connected to", async () => {
+  const { lookup } = tableLookup({ "receiver.test": ["127.0.0.1"] });
+  const sender = client({ allowPrivate: true, timeoutMs: 2000, lookup });
+  const untrusted = await sender.send({
+    url: `https://receiver.test:${tlsReceiver.port}/`,
+    headers: {},
+    body: "{}",
+  });
+  expect({ ...untrusted, ms: 0 }).toEqual({
+    ok: false,
+    result: "network",
+    error: "DEPTH_ZERO_SELF_SIGNED_CERT: self signed certificate",
+    ms: 0,
+  });
+  // Where the certificate is trusted: accepted for its name, refused for another name at the same address.
+  const script = `
+    import { createDeliveryClient } from ${JSON.stringify(join(import.meta.dir, "deliveryClient.ts"))};
+    const lookup = async () => [{ address: "127.0.0.1", family: 4 }];
+    const sender = createDeliveryClient({ allowPrivate: true, timeoutMs: 2000, lookup });
+    const outcomes = [];
+    for (const host of ["receiver.test", "other.test", "127.0.0.1"]) {
+      const { ms, ...outcome } = await sender.send({ url: "https://" + host + ":" + process.env.PORT + "/", headers: {}, body: "{}" });
+      outcomes.push(outcome);
+    }
+    sender.close();
+    process.stdout.write(JSON.stringify(outcomes));`;
+  const child = Bun.spawn([process.execPath, "-e", script], {
+    env: {
+      ...process.env,
+      PORT: String(tlsReceiver.port),
+      NODE_EXTRA_CA_CERTS: join(TLS_DIR, "receiver.cert.pem"),
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  try {
+    expect(JSON.parse(await new Response(child.stdout).text())).toEqual([
+      { ok: true, status: 200, result: "success" },
+      {
+        ok: false,
+        result: "network",
+        error:
+          "ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: Host: other.test. is not in the cert's altnames: DNS:receiver.test",
+      },
+      {
+        ok: false,
+        result: "network",
+        error:
+          "ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: IP: 127.0.0.1 is not in the cert's list: ",
+      },
+    ]);
+    expect(await child.exited).toBe(0);
+  } finally {
+    child.kill();
+  }
 });

@@ -15,7 +15,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
-import { isIP } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { withTimeout } from "../timeout";
 import { isPublicAddress } from "./addressRanges";
 
@@ -178,19 +178,15 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   /** node:http's `lookup`: called for each new connection to a name (Bun and Node ask with {all: true}). */
-  function connectionLookup(
-    hostname: string,
-    lookupOptions: { all?: boolean },
-    callback: (error: Error | null, address?: string | ResolvedAddress[], family?: number) => void,
-  ): void {
+  const connectionLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolveChecked(hostname).then(
       (addresses) =>
         lookupOptions.all
           ? callback(null, addresses)
           : callback(null, addresses[0]!.address, addresses[0]!.family),
-      (error: Error) => callback(error),
+      (error: NodeJS.ErrnoException) => callback(error, ""),
     );
-  }
+  };
 
   async function urlProblem(text: string): Promise<string | undefined> {
     const parsed = parseEndpoint(text, allowPrivate);
@@ -206,30 +202,25 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     }
   }
 
-  function send(request: {
-    url: string;
-    headers: Record<string, string>;
-    body: string;
-  }): Promise<SendOutcome> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const parsed = parseEndpoint(request.url, allowPrivate);
-    if ("problem" in parsed) {
-      return Promise.resolve({ ok: false, result: "refused", error: parsed.problem, ms: elapsed() });
-    }
-    const url = parsed.url;
-    return new Promise<SendOutcome>((settle) => {
+  /** Sends `body` to `url` (already judged by parseEndpoint) and reads the answer, all within the deadline. */
+  function attempt(
+    url: URL,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<Omit<SendOutcome, "ms">> {
+    return new Promise((settle) => {
       let settled = false;
       let status: number | undefined;
       const kept: Buffer[] = [];
       let read = 0;
+      let outgoing: http.ClientRequest | undefined;
       const finish = (outcome: Omit<SendOutcome, "ms">, keepConnection = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
         // Whatever is left unread is not wanted: the connection goes with it.
-        if (!keepConnection) outgoing.destroy();
-        settle({ ...outcome, ms: elapsed() });
+        if (!keepConnection) outgoing?.destroy();
+        settle(outcome);
       };
       /** The answer as far as it came: its status decides, when it has one. */
       const answered = (cut: string) => {
@@ -237,7 +228,12 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
         const outcome = answerOutcome(status, Buffer.concat(kept));
         finish(outcome.ok ? outcome : { ...outcome, error: `${outcome.error} (${cut})` });
       };
-      const outgoing = (url.protocol === "https:" ? https : http).request(
+      const deadline = setTimeout(() => {
+        if (status === undefined)
+          finish({ ok: false, result: "timeout", error: `no answer within ${timeoutMs} ms` });
+        else answered(`answer not finished within ${timeoutMs} ms`);
+      }, timeoutMs);
+      outgoing = (url.protocol === "https:" ? https : http).request(
         {
           protocol: url.protocol,
           hostname: hostOf(url),
@@ -245,13 +241,13 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
           path: `${url.pathname}${url.search}`,
           method: "POST",
           agent: agents[url.protocol as "http:" | "https:"],
-          lookup: connectionLookup as never,
+          lookup: connectionLookup,
           maxHeaderSize: MAX_ANSWER_HEADER_BYTES,
           headers: {
             "content-type": "application/json",
             "user-agent": USER_AGENT,
-            ...request.headers,
-            "content-length": Buffer.byteLength(request.body),
+            ...headers,
+            "content-length": Buffer.byteLength(body),
           },
         },
         (answer) => {
@@ -269,22 +265,29 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
           answer.on("close", () => answered("answer broken off"));
         },
       );
-      const deadline = setTimeout(() => {
-        if (status === undefined)
-          finish({ ok: false, result: "timeout", error: `no answer within ${timeoutMs} ms` });
-        else answered(`answer not finished within ${timeoutMs} ms`);
-      }, timeoutMs);
       outgoing.on("error", (error: Error) => {
-        if (settled) return;
-        if (errorCode(error) === REFUSED)
-          return finish({ ok: false, result: "refused", error: error.message });
-        if (status !== undefined) return answered("answer broken off");
         const code = errorCode(error);
+        if (code === REFUSED) return finish({ ok: false, result: "refused", error: error.message });
+        if (status !== undefined) return answered("answer broken off");
         finish({ ok: false, result: "network", error: code ? `${code}: ${error.message}` : error.message });
       });
       outgoing.on("close", () => answered("connection closed"));
-      outgoing.end(request.body);
+      outgoing.end(body);
     });
+  }
+
+  async function send(request: {
+    url: string;
+    headers: Record<string, string>;
+    body: string;
+  }): Promise<SendOutcome> {
+    const started = performance.now();
+    const parsed = parseEndpoint(request.url, allowPrivate);
+    const outcome: Omit<SendOutcome, "ms"> =
+      "problem" in parsed
+        ? { ok: false, result: "refused", error: parsed.problem }
+        : await attempt(parsed.url, request.headers, request.body);
+    return { ...outcome, ms: Math.round(performance.now() - started) };
   }
 
   return {

@@ -84,6 +84,16 @@ function readKeyFile(path: string): Uint8Array {
   return new Uint8Array(key);
 }
 
+/** The directory's entries on disk: the key file's name must outlive a crash as its bytes do. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * The key sealing secrets: WEBHOOK_SECRETS_KEY when set, else `<dataDir>/webhook-secrets.key`, made on first
  * need with mode 0600. The new key is written whole to a file of this process's own and then linked to the
@@ -111,6 +121,7 @@ export function loadSecretsKey(options: { configured: string | undefined; dataDi
     }
     try {
       linkSync(draft, path);
+      syncDirectory(options.dataDir);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }

@@ -1,0 +1,48 @@
+import { expect, test } from "bun:test";
+import { parseJson } from "../json";
+import { deliveryBodies, RESULTS_PER_DELIVERY, removedBody, resultsBlockHash } from "./bodies";
+
+const block = { number: 7, hash: "0xabc" };
+const result = (i: number) => ({ filter_id: `f${i}`, value: { value: 10n ** 30n + BigInt(i) }, block });
+
+test("a block's results in one body; none gives no body", () => {
+  const [only, ...rest] = deliveryBodies("block", "ETH", block, [result(1), result(2)]);
+  expect(rest).toEqual([]);
+  expect(only).toBe(
+    '{"type":"block","chain":"ETH","block":{"number":7,"hash":"0xabc"},"results":[' +
+      '{"filter_id":"f1","value":{"value":1000000000000000000000000000001},"block":{"number":7,"hash":"0xabc"}},' +
+      '{"filter_id":"f2","value":{"value":1000000000000000000000000000002},"block":{"number":7,"hash":"0xabc"}}]}',
+  );
+  expect(deliveryBodies("block", "ETH", block, [])).toEqual([]);
+});
+
+test("more than a page: parts in order, each saying which of how many", () => {
+  const results = Array.from({ length: 2 * RESULTS_PER_DELIVERY + 1 }, (_, i) => result(i));
+  const bodies = deliveryBodies("pending", "LTC", null, results).map((b) => parseJson(b) as any);
+  expect(bodies.map((b) => [b.type, b.block, b.part, b.parts, b.results.length])).toEqual([
+    ["pending", null, 1, 3, 1_000],
+    ["pending", null, 2, 3, 1_000],
+    ["pending", null, 3, 3, 1],
+  ]);
+  expect(bodies.flatMap((b) => b.results)).toEqual(results);
+});
+
+test("a removal repeats the results with removed: true, in the same parts, amounts exact", () => {
+  const [sent] = deliveryBodies("block", "ETH", block, [result(1)]);
+  expect(removedBody(sent!)).toBe(
+    '{"type":"block.removed","chain":"ETH","block":{"number":7,"hash":"0xabc"},"results":[' +
+      '{"filter_id":"f1","value":{"value":1000000000000000000000000000001},"block":{"number":7,"hash":"0xabc"},"removed":true}]}',
+  );
+  const parts = deliveryBodies(
+    "block",
+    "ETH",
+    block,
+    Array.from({ length: 1_001 }, (_, i) => result(i)),
+  );
+  expect(parseJson(removedBody(parts[1]!))).toMatchObject({ part: 2, parts: 2, type: "block.removed" });
+});
+
+test("the block hash is the results' own", () => {
+  expect(resultsBlockHash([result(1)])).toBe("0xabc");
+  expect(resultsBlockHash([])).toBeUndefined();
+});
