@@ -72,8 +72,13 @@ export async function startService(
       headPollMs: upstreams.headPollMs,
     });
     await data.ready;
-    startWebhooks(ctx, { database: storage.database, data, head: chain.head, chain: chain.chain });
-    const { url } = serve(ctx, { upstreams, chain, storage, tiers, data, guard, link });
+    const webhooks = startWebhooks(ctx, {
+      database: storage.database,
+      data,
+      head: chain.head,
+      chain: chain.chain,
+    });
+    const { url } = serve(ctx, { upstreams, chain, storage, tiers, data, guard, link, webhooks });
     if (link) link.ready();
     else log.info("listening", { url, status: `${url}/status` });
     return { url, stop: () => lifetime.stop() };

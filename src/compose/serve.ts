@@ -3,8 +3,6 @@
  * before the first request (metrics.ts zeroKnownSeries), and the server on its port.
  */
 import type { WorkerLink } from "../cluster/worker";
-import { guardDatabase } from "../db/guardDatabase";
-import { createWebhookStore } from "../db/webhookStore";
 import { FAMILIES } from "../families/familyOf";
 import { type App, createApp, listen } from "../http/app";
 import type { Guard } from "../http/guard";
@@ -14,13 +12,11 @@ import { watchFilterRouteSpecs } from "../http/watchFilterRoutes";
 import { webhookRouteSpecs } from "../http/webhookRoutes";
 import { type Sources, zeroKnownSeries } from "../metrics";
 import type { NodePaths } from "../operations/nodePaths";
-import { createDeliveryClient } from "../webhooks/deliveryClient";
-import { createWebhookEndpoints, type WebhookEndpoints } from "../webhooks/endpoints";
-import { createSecretBox, loadSecretsKey, type SecretBox } from "../webhooks/secrets";
+import type { WebhookEndpoints } from "../webhooks/endpoints";
 import type { CacheTiers } from "./cacheTiers";
 import { type Chain, chainAddresses } from "./chain";
 import type { DataPath } from "./dataPath";
-import { databaseEvents, dropIndexerSeries } from "./metricEvents";
+import { dropIndexerSeries } from "./metricEvents";
 import type { StartContext } from "./startContext";
 import type { Storage } from "./storage";
 import { createUnserved } from "./unserved";
@@ -39,6 +35,8 @@ export interface ServeParts {
   guard: Guard;
   /** Set in a pool of workers: its metrics are the pool's, and the port is shared. */
   link: WorkerLink | undefined;
+  /** The webhook endpoints' API (compose/webhooks.ts), where watch filters are served. */
+  webhooks: WebhookEndpoints | undefined;
 }
 
 /** What the scrape-time gauges read: the cache tiers, and the head and the index (where there is one). */
@@ -62,44 +60,6 @@ function figuresOf(parts: ServeParts): Sources {
   };
 }
 
-/**
- * The webhook endpoints' API (docs/interface.md §18.1), where watch filters are served: their deliveries are
- * watch-filter results. Its statements carry the service's deadline; reads are tried again once after a lost
- * connection, and so is a redelivery (setting a delivery pending twice is setting it once). The secrets'
- * key is read (or its file made) when a secret is first sealed.
- */
-function webhookEndpoints(ctx: StartContext, parts: ServeParts): WebhookEndpoints | undefined {
-  const { config, family, metrics, lifetime } = ctx;
-  if (!parts.data.watch) return undefined;
-  const store = guardDatabase(createWebhookStore(parts.storage.database.sql), {
-    timeoutMs: config.dbStatementTimeoutMs,
-    retry: ["list", "get", "deliveries", "redeliver"],
-    events: databaseEvents(metrics),
-  });
-  const client = createDeliveryClient({
-    allowPrivate: config.webhookAllowPrivate,
-    timeoutMs: config.webhookTimeoutMs,
-  });
-  lifetime.defer(() => client.close());
-  let box: SecretBox | undefined;
-  const chain = parts.chain.chain.blockchain;
-  return createWebhookEndpoints({
-    store,
-    seal(secret) {
-      box ??= createSecretBox(
-        loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
-      );
-      return box.seal(secret);
-    },
-    urlProblem: (url) => client.urlProblem(url),
-    chain,
-    pendingRefused: family.followMempool
-      ? undefined
-      : `pending results are not served on ${chain}: its watch filters match blocks only, not the nodes' mempool`,
-    maxPerKey: config.maxWebhooksPerKey,
-  });
-}
-
 /** The app: the table's routes, the watch filters' where there are some, and what is refused by name. */
 function buildApp(
   ctx: StartContext,
@@ -107,12 +67,11 @@ function buildApp(
   health: Health,
   status: Status,
   nodePaths: NodePaths | undefined,
-  webhooks: WebhookEndpoints | undefined,
 ): App {
   const { config, log, family, metrics } = ctx;
   const { chain, head } = parts.chain;
   const { table, watch, subscriptions, esplora, tronGrid } = parts.data;
-  const { link } = parts;
+  const { link, webhooks } = parts;
   return createApp({
     table,
     nodePaths,
@@ -192,7 +151,7 @@ export function serve(ctx: StartContext, parts: ServeParts): Served {
   });
   lifetime.defer(() => status.stop());
   const nodePaths = ctx.family.nodePaths?.({ engine: parts.data.engine });
-  const app = buildApp(ctx, parts, health, status, nodePaths, webhookEndpoints(ctx, parts));
+  const app = buildApp(ctx, parts, health, status, nodePaths);
   zeroKnownSeries(metrics, {
     upstreams: pool.upstreams.map((u) => u.name),
     operations: [

@@ -1,5 +1,6 @@
 /**
- * Webhooks' sending side (docs/interface.md §18.4-18.6): the producer, on the instance that writes the
+ * Webhooks (docs/interface.md §18), where watch filters are served: the endpoints' API (§18.1), and the
+ * sending side (§18.4-18.6): the producer, on the instance that writes the
  * index (it makes the deliveries of processed blocks, and of pending results where the family matches its
  * mempool), and the senders, on every instance (WEBHOOK_SENDERS attempts in flight; 0: none here). Both stop
  * at shutdown: the producer's pass and the attempts in flight are waited for (each bounded by
@@ -8,39 +9,61 @@
 import type { ChainInfo } from "../blockchain";
 import { createBlockQueries } from "../db/blockQueries";
 import type { Database } from "../db/database";
+import { guardDatabase } from "../db/guardDatabase";
+import { createWebhookStore } from "../db/webhookStore";
 import type { ChainFollower } from "../engine/chainFollower";
 import { createDeliveryClient } from "../webhooks/deliveryClient";
+import { createWebhookEndpoints, type WebhookEndpoints } from "../webhooks/endpoints";
 import { createOutbox } from "../webhooks/outbox";
 import { startProducer } from "../webhooks/producer";
 import { createSecretBox, loadSecretsKey, type SecretBox } from "../webhooks/secrets";
 import { startSenders } from "../webhooks/sender";
 import type { DataPath } from "./dataPath";
+import { databaseEvents } from "./metricEvents";
 import type { StartContext } from "./startContext";
 
 export function startWebhooks(
   ctx: StartContext,
   parts: { database: Database; data: DataPath; head: ChainFollower; chain: ChainInfo },
-): void {
+): WebhookEndpoints | undefined {
   const { config, log, metrics, lifetime } = ctx;
   const { database, data, head, chain } = parts;
-  // The key is read (or its file made) when a secret is first opened, as the endpoints' API does to seal one.
+  const { watch, indexer } = data;
+  // Deliveries are watch-filter results: where none are served (the routes refuse naming the chain), nothing.
+  if (!watch) return undefined;
+  // The key is read (or its file made) when a secret is first sealed or opened.
   let box: SecretBox | undefined;
-  const openSecret = (sealed: Uint8Array) => {
-    box ??= createSecretBox(
+  const secrets = () =>
+    (box ??= createSecretBox(
       loadSecretsKey({ configured: config.webhookSecretsKey, dataDir: config.dataDir }),
-    );
-    return box.open(sealed);
-  };
+    ));
   const client = createDeliveryClient({
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
   lifetime.defer(() => client.close());
+  // Statements carry the service's deadline; reads are tried again once after a lost connection, and so is a
+  // redelivery (setting a delivery pending twice is setting it once).
+  const store = guardDatabase(createWebhookStore(database.sql), {
+    timeoutMs: config.dbStatementTimeoutMs,
+    retry: ["list", "get", "deliveries", "redeliver"],
+    events: databaseEvents(metrics),
+  });
+  const endpoints = createWebhookEndpoints({
+    store,
+    seal: (secret) => secrets().seal(secret),
+    urlProblem: (url) => client.urlProblem(url),
+    chain: chain.blockchain,
+    pendingRefused: data.pending
+      ? undefined
+      : `pending results are not served on ${chain.blockchain}: its watch filters match blocks only, not the nodes' mempool`,
+    maxPerKey: config.maxWebhooksPerKey,
+  });
   const outbox = createOutbox(database.sql);
   const senders = startSenders({
     outbox,
     client,
-    openSecret,
+    openSecret: (sealed) => secrets().open(sealed),
     senders: config.webhookSenders,
     timeoutMs: config.webhookTimeoutMs,
     log,
@@ -55,9 +78,8 @@ export function startWebhooks(
     },
   });
   lifetime.defer(() => senders.stop());
-  const { watch, indexer } = data;
-  // Deliveries are made of processed blocks: where the family keeps no index there are none to make.
-  if (watch && indexer) {
+  // Deliveries are made of processed blocks, by the instance that writes the index.
+  if (indexer) {
     const blocks = createBlockQueries(database.sql);
     const producer = startProducer({
       outbox,
@@ -75,4 +97,5 @@ export function startWebhooks(
     data.onProcessed(producer.processed);
     lifetime.defer(() => producer.stop());
   }
+  return endpoints;
 }

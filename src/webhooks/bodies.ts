@@ -16,6 +16,21 @@ export const DELIVERY_TYPES = {
 } as const;
 export type DeliveryKind = keyof typeof DELIVERY_TYPES;
 
+/** Crockford's base32, as ULIDs write it. */
+const BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * A delivery's id, its `webhook-id`: `msg_` and a ULID's 26 characters (48 bits of milliseconds, then 80
+ * random bits), so ids sort roughly by when they were made and never repeat.
+ */
+export function newDeliveryId(nowMs = Date.now()): string {
+  let time = "";
+  for (let t = nowMs, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = BASE32[t % 32] + time;
+  let random = "";
+  for (const byte of crypto.getRandomValues(new Uint8Array(16))) random += BASE32[byte & 31];
+  return `msg_${time}${random}`;
+}
+
 /** A block as a body names it: its number, and its hash as its results write it (the nodes' form). */
 export interface BodyBlock {
   number: number;

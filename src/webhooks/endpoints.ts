@@ -8,6 +8,7 @@ import type { Caller } from "../caller";
 import type { StoredDelivery, StoredEndpoint, WebhookStore, WebhookVersion } from "../db/webhookStore";
 import { NotFoundError, QuotaExceededError, RequestValidationError } from "../errors";
 import { rfc3339 } from "../json";
+import { DELIVERY_TYPES, type DeliveryKind, newDeliveryId } from "./bodies";
 import { newSecret } from "./secrets";
 
 /** How long the secret a rotation replaces still signs beside the new one. */
@@ -17,29 +18,6 @@ export const DELIVERIES_PAGE = 20;
 export const MAX_DELIVERIES_PAGE = 100;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** What a delivery's `type` says, by the kind the outbox stores (sql/common/014_webhooks.sql). */
-const TYPE_OF_KIND: Record<string, string> = {
-  block: "block",
-  removed: "block.removed",
-  pending: "pending",
-  test: "webhook.test",
-};
-
-/** Crockford's base32, as ULIDs write it. */
-const BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/**
- * A delivery's id, its `webhook-id`: `msg_` and a ULID's 26 characters (48 bits of milliseconds, then 80
- * random bits), so ids sort roughly by when they were made and never repeat.
- */
-export function newDeliveryId(nowMs = Date.now()): string {
-  let time = "";
-  for (let t = nowMs, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = BASE32[t % 32] + time;
-  let random = "";
-  for (const byte of crypto.getRandomValues(new Uint8Array(16))) random += BASE32[byte & 31];
-  return `msg_${time}${random}`;
-}
 
 /** An endpoint as POST /webhooks takes it (the route's schema checked its form). */
 export interface WebhookBody {
@@ -113,7 +91,7 @@ function webhookOut(e: StoredEndpoint): WebhookOut {
 function deliveryOut(d: StoredDelivery): DeliveryOut {
   return {
     id: d.deliveryId,
-    type: TYPE_OF_KIND[d.kind] ?? d.kind,
+    type: DELIVERY_TYPES[d.kind as DeliveryKind] ?? d.kind,
     // Block numbers are far below 2^53.
     block_number: d.blockNumber === null ? null : Number(d.blockNumber),
     state: d.state,
@@ -144,7 +122,7 @@ export function createWebhookEndpoints(options: {
   maxPerKey: number;
 }): WebhookEndpoints {
   const { store, chain, maxPerKey } = options;
-  const testBody = JSON.stringify({ type: "webhook.test", chain, block: null, results: [] });
+  const testBody = JSON.stringify({ type: DELIVERY_TYPES.test, chain, block: null, results: [] });
 
   /** The same 404 for an id that is malformed, unknown or another key's. */
   const noWebhook = (id: string) => new NotFoundError(`no webhook ${id} for this API key`);

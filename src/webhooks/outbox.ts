@@ -5,8 +5,7 @@
  * attempt's outcome; the backlog's bound; old finished deliveries let go; the operator's figures.
  */
 import type { Sql } from "../db/database";
-import { type DeliveryKind, removedBody } from "./bodies";
-import { newDeliveryId } from "./endpoints";
+import { type DeliveryKind, newDeliveryId, removedBody } from "./bodies";
 import { FAILING_AFTER_MS } from "./schedule";
 
 /** Made blocks kept with their hashes: a reorg that drops one of them is seen (deeper than any finality). */
