@@ -84,8 +84,11 @@ export interface Outbox {
   unmake(fork: bigint, last: bigint): Promise<number | undefined>;
   /** Deliveries not tied to a block (pending results), made as they come. */
   add(deliveries: readonly NewDelivery[]): Promise<void>;
-  /** An endpoint due, unleased, with a pending delivery: leased to `owner` for `leaseMs`, its head counted. */
-  claim(owner: string, leaseMs: number): Promise<Claimed | undefined>;
+  /**
+   * Up to `max` endpoints due, unleased, with a pending delivery: leased to `owner` for `leaseMs`, each one's
+   * oldest pending delivery counted as attempted.
+   */
+  claim(owner: string, leaseMs: number, max: number): Promise<Claimed[]>;
   /** The attempt's outcome, and the lease let go, if `claimed.owner` still holds it (false: it did not). */
   finish(claimed: Claimed, outcome: Finished): Promise<boolean>;
   /** Drops the oldest pending deliveries of each endpoint over `max`; how many. */
@@ -187,61 +190,69 @@ export function createOutbox(sql: Sql): Outbox {
       if (deliveries.length > 0) await insert(sql, deliveries);
     },
 
-    async claim(owner, leaseMs) {
-      return (await sql.begin(async (q) => {
-        const [endpoint] = await q`select endpoint_id::text as id, url, secret,
-            case when previous_until > now() then previous_secret end as previous
-          from webhook_endpoints e
+    async claim(owner, leaseMs, max) {
+      // One statement: the endpoints picked and leased, and each one's oldest pending delivery counted.
+      const rows = await sql`
+        with picked as (
+          select endpoint_id from webhook_endpoints e
           where next_at <= now() and (lease_until is null or lease_until < now())
             and exists (select 1 from webhook_deliveries d where d.endpoint_id = e.endpoint_id and d.state = 'pending')
-          order by next_at limit 1
-          for update skip locked`;
-        if (!endpoint) return undefined;
-        const id = endpoint.id as string;
-        const [head] = await q`update webhook_deliveries set attempts = attempts + 1, last_at = now()
-          where seq = (select seq from webhook_deliveries where endpoint_id = ${id}::uuid and state = 'pending'
-            order by seq limit 1)
-          returning seq::text as seq, delivery_id, body, attempts`;
-        if (!head) return undefined;
-        await q`update webhook_endpoints set lease_until = now() + ${leaseMs} * interval '1 millisecond',
-          lease_owner = ${owner} where endpoint_id = ${id}::uuid`;
-        const secrets = [endpoint.secret as Uint8Array];
-        if (endpoint.previous) secrets.push(endpoint.previous as Uint8Array);
-        return {
-          endpointId: id,
-          owner,
-          url: endpoint.url as string,
-          secrets,
-          seq: head.seq as string,
-          deliveryId: head.delivery_id as string,
-          body: head.body as string,
-          attempts: head.attempts as number,
-        } satisfies Claimed;
-      })) as Claimed | undefined;
+          order by next_at limit ${max}
+          for update skip locked
+        ), leased as (
+          update webhook_endpoints e set lease_until = now() + ${leaseMs} * interval '1 millisecond',
+            lease_owner = ${owner}
+          from picked where e.endpoint_id = picked.endpoint_id
+          returning e.endpoint_id, e.url, e.secret,
+            case when e.previous_until > now() then e.previous_secret end as previous
+        ), heads as (
+          update webhook_deliveries d set attempts = attempts + 1, last_at = now()
+          where d.seq in (select (select w.seq from webhook_deliveries w
+              where w.endpoint_id = l.endpoint_id and w.state = 'pending' order by w.seq limit 1) from leased l)
+          returning d.endpoint_id, d.seq, d.delivery_id, d.body, d.attempts
+        )
+        select l.endpoint_id::text as id, l.url, l.secret, l.previous, h.seq::text as seq, h.delivery_id,
+          h.body, h.attempts
+        from leased l join heads h on h.endpoint_id = l.endpoint_id`;
+      return rows.map((r) => ({
+        endpointId: r.id as string,
+        owner,
+        url: r.url as string,
+        secrets: r.previous ? [r.secret as Uint8Array, r.previous as Uint8Array] : [r.secret as Uint8Array],
+        seq: r.seq as string,
+        deliveryId: r.delivery_id as string,
+        body: r.body as string,
+        attempts: r.attempts as number,
+      }));
     },
 
     async finish(claimed, outcome) {
-      return (await sql.begin(async (q) => {
-        const released = outcome.ok
-          ? await q`update webhook_endpoints set lease_until = null, lease_owner = null, next_at = now(),
-                failing_from = null, failing_since = null
-              where endpoint_id = ${claimed.endpointId}::uuid and lease_owner = ${claimed.owner}`
-          : await q`update webhook_endpoints set lease_until = null, lease_owner = null,
-                next_at = now() + ${outcome.retryInMs} * interval '1 millisecond',
-                failing_from = coalesce(failing_from, now()),
-                failing_since = case when coalesce(failing_from, now())
-                    <= now() - ${FAILING_AFTER_MS} * interval '1 millisecond'
-                  then coalesce(failing_since, now()) else failing_since end
-              where endpoint_id = ${claimed.endpointId}::uuid and lease_owner = ${claimed.owner}`;
-        // Another sender took the endpoint after this lease ran out: the delivery is its own now.
-        if (released.count !== 1) return false;
-        await q`update webhook_deliveries set last_status = ${outcome.status ?? null},
+      // One statement: the lease let go, and the delivery's outcome written only if it was still held.
+      const ok = outcome.ok;
+      const [row] = await sql`
+        with released as (
+          update webhook_endpoints set lease_until = null, lease_owner = null,
+            next_at = now() + ${ok ? 0 : outcome.retryInMs} * interval '1 millisecond',
+            failing_from = ${ok ? null : sql`coalesce(failing_from, now())`},
+            failing_since = ${
+              ok
+                ? null
+                : sql`case when coalesce(failing_from, now()) <= now() - ${FAILING_AFTER_MS} * interval '1 millisecond'
+                    then coalesce(failing_since, now()) else failing_since end`
+            }
+          where endpoint_id = ${claimed.endpointId}::uuid and lease_owner = ${claimed.owner}
+          returning 1
+        ), written as (
+          update webhook_deliveries set last_status = ${outcome.status ?? null},
             last_error = ${outcome.error ?? null},
-            state = ${outcome.ok ? "delivered" : "pending"},
-            delivered_at = ${outcome.ok ? sql`now()` : null}
-          where seq = ${claimed.seq}::bigint and state = 'pending'`;
-        return true;
-      })) as boolean;
+            state = ${ok ? "delivered" : "pending"},
+            delivered_at = ${ok ? sql`now()` : null}
+          where seq = ${claimed.seq}::bigint and state = 'pending' and exists (select 1 from released)
+          returning 1
+        )
+        select (select count(*) from released)::int as released`;
+      // Another sender took the endpoint after this lease ran out: the delivery is its own now.
+      return row!.released === 1;
     },
 
     async dropOverBacklog(max) {

@@ -1,7 +1,7 @@
 /**
  * Sends the outbox's deliveries (docs/interface.md §18.5): one loop per instance claims endpoints that are
- * due (outbox.ts: `FOR UPDATE SKIP LOCKED`, a lease of the timeout and 5 s), while fewer than
- * WEBHOOK_SENDERS attempts are in flight, and sends each endpoint's oldest pending delivery, signed at the
+ * due (outbox.ts: `FOR UPDATE SKIP LOCKED`, a lease of the timeout and 5 s), as many at once as
+ * WEBHOOK_SENDERS leaves room for in flight, and sends each endpoint's oldest pending delivery, signed at the
  * attempt (its timestamp fresh, both secrets during a rotation); the outcome and the lease's release are
  * one transaction. A failure is tried again after the schedule's delay (schedule.ts); an instance killed
  * mid-attempt leaves a lease that runs out, and the delivery is tried again (counted) by whoever claims it.
@@ -122,23 +122,29 @@ export function startSenders(options: SenderOptions): Senders {
         await Promise.race(inFlight);
         continue;
       }
-      let claimed: Claimed | undefined;
+      let claimed: Claimed[];
       try {
-        claimed = await outbox.claim(`${instance}:${++claims}`, options.timeoutMs + LEASE_MARGIN_MS);
+        claimed = await outbox.claim(
+          `${instance}:${++claims}`,
+          options.timeoutMs + LEASE_MARGIN_MS,
+          options.senders - inFlight.size,
+        );
       } catch (error) {
         warn.claim({ error: (error as Error).message });
         await sleep(CLAIM_RETRY_MS);
         continue;
       }
-      if (!claimed) {
+      if (claimed.length === 0) {
         await sleep(IDLE_POLL_MS);
         continue;
       }
-      const task = attempt(claimed).finally(() => {
-        inFlight.delete(task);
-        wake();
-      });
-      inFlight.add(task);
+      for (const one of claimed) {
+        const task = attempt(one).finally(() => {
+          inFlight.delete(task);
+          wake();
+        });
+        inFlight.add(task);
+      }
     }
   }
 
