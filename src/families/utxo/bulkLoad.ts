@@ -13,12 +13,17 @@
  *   A spender's group may then not commit when the output's did (a failure, a crash): `resume` unspends what
  *   blocks above the index's end spent.
  * - Figures: each address's totals (008), its scripthash, the days' active addresses and figures are made
- *   from the rows of the bulk load's blocks when it ends, in the transaction that builds the indexes: one
- *   pass over the rows instead of one upsert per address per group. They come out as the group writer's: the
- *   totals are sums of the rows, a day's figures and active addresses are made from the day's blocks and
- *   rows as a rewind makes them, and an address's scripthash is that of the first output paying it.
- *   Until it ends they cover the blocks below it only: the reads that depend on them are refused meanwhile
- *   (bulkReads.ts), and it writes no row before those reads know it began.
+ *   from the rows of the bulk load's blocks when it ends: one pass over the rows instead of one upsert per
+ *   address per group. They come out as the group writer's: the totals are sums of the rows, a day's figures
+ *   and active addresses are made from the day's blocks and rows as a rewind makes them, and an address's
+ *   scripthash is that of the first output paying it. Until it ends they cover the blocks below it only: the
+ *   reads that depend on them are refused meanwhile (bulkReads.ts), and it writes no row before those reads
+ *   know it began.
+ * - The end (sql/utxo/015): the figures and each index are steps made several at once, each in a transaction
+ *   of its own that records it in `bulk_load.finished` (they read the rows, none writes what another reads:
+ *   on one connection, one after another, they left a core idle for a third of a bulk load's time); the
+ *   primary keys and the end of `bulk_load` last, in one transaction. An end cut short makes only the steps
+ *   not recorded, and is ended before anything else is written (`resume`).
  */
 import type { Sql } from "../../db/database";
 import type { BulkLoad } from "../../indexer/indexFamily";
@@ -97,29 +102,104 @@ async function unspendAboveEnd(sql: Sql | Tx): Promise<void> {
     where spent_block > (select last_block from indexer_state)`;
 }
 
-/** The figures of blocks `from` to `last` that a bulk load leaves: totals, scripthashes, days. */
-async function makeFigures(tx: Tx, from: string, last: string): Promise<void> {
-  await tx`with a as (select * from address_transactions
-      where block_number between ${from}::bigint and ${last}::bigint)
-    insert into address_totals as s (address, ${tx.unsafe(TOTALS.join(", "))}) ${tx.unsafe(totalsOf("a"))}
-    on conflict (address) do update set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", "))}`;
-  await tx`insert into address_scripts (script_hash, address)
-    select sha256(script), address from (
-      select distinct on (address) address, script from outputs
-      where block_number between ${from}::bigint and ${last}::bigint and address is not null
-      order by address, block_number, position, vout) f
-    on conflict (script_hash) do nothing`;
-  const days = (
-    await tx`select distinct day::text as day from blocks where number between ${from}::bigint and ${last}::bigint`
-  ).map((r) => r.day as string);
-  if (days.length > 0) await remakeDays(tx, days);
+/** Steps of a bulk load's end made at once, each in a transaction of its own on a connection of its own. */
+const FINISH_STEPS_AT_ONCE = 3;
+/**
+ * What a step's sorts and hashes may take in memory (PostgreSQL's default, 4 MB, sends the sort of the
+ * outputs' scripts and the grouping of the address rows to disk), and an index build's.
+ */
+const FINISH_WORK_MEM = "64MB";
+const FINISH_INDEX_MEM = "256MB";
+
+/** A step of a bulk load's end: what it makes, by the name `bulk_load.finished` records it under. */
+interface FinishStep {
+  name: string;
+  make: (tx: Tx) => Promise<unknown>;
+}
+
+/**
+ * The steps that make what a bulk load of blocks `from` to `last` left, largest first, none reading what
+ * another writes: each address's totals, scripthashes and the days' figures from the rows, and the read
+ * side's indexes (their primary keys are added once all are made: that locks the table against reads).
+ */
+function finishSteps(from: string, last: string, definitions: Record<string, string>): FinishStep[] {
+  return [
+    {
+      name: "scripts",
+      // Sorted by the addresses' bytes (collation C): the same groups, and a sort the database's own
+      // collation would make several times slower (no abbreviated keys but for C).
+      make: (tx) => tx`insert into address_scripts (script_hash, address)
+        select sha256(script), address from (
+          select distinct on (address collate "C") address, script from outputs
+          where block_number between ${from}::bigint and ${last}::bigint and address is not null
+          order by address collate "C", block_number, position, vout) f
+        on conflict (script_hash) do nothing`,
+    },
+    {
+      name: "totals",
+      make: (tx) => tx`with a as (select * from address_transactions
+          where block_number between ${from}::bigint and ${last}::bigint)
+        insert into address_totals as s (address, ${tx.unsafe(TOTALS.join(", "))}) ${tx.unsafe(totalsOf("a"))}
+        on conflict (address) do update set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", "))}`,
+    },
+    {
+      name: "days",
+      make: async (tx) => {
+        const days = (
+          await tx`select distinct day::text as day from blocks where number between ${from}::bigint and ${last}::bigint`
+        ).map((r) => r.day as string);
+        if (days.length > 0) await remakeDays(tx, days);
+      },
+    },
+    ...Object.entries(definitions).map(([name, definition]) => ({
+      name,
+      make: (tx: Tx) => tx.unsafe(definition),
+    })),
+  ];
+}
+
+/**
+ * Makes each step not yet recorded made, FINISH_STEPS_AT_ONCE at once, each in its own transaction that
+ * records it: a step made elsewhere meanwhile (a second instance ending the same load) rolls back. The
+ * first failure stops the steps not started, once those under way settled.
+ */
+async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const lane = async () => {
+    while (!failed && next < steps.length) {
+      const step = steps[next++]!;
+      await sql
+        .begin(async (tx) => {
+          // Index builds over a whole chain's rows take longer than any request may.
+          await tx`select set_config('statement_timeout', '0', true), set_config('work_mem', ${FINISH_WORK_MEM}, true),
+            set_config('maintenance_work_mem', ${FINISH_INDEX_MEM}, true)`;
+          await step.make(tx);
+          const recorded = await tx`update bulk_load set finished = finished || ${step.name}::text
+            where not (${step.name}::text = any(finished))`;
+          if (recorded.count !== 1)
+            throw new Error(`the bulk load's end step ${step.name} was made elsewhere`);
+        })
+        .catch((error) => {
+          failed = true;
+          throw error;
+        });
+    }
+  };
+  const lanes = await Promise.allSettled(Array.from({ length: FINISH_STEPS_AT_ONCE }, lane));
+  for (const result of lanes) if (result.status === "rejected") throw result.reason;
 }
 
 export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
-  return {
+  const load: BulkLoad<UtxoBlock> = {
     async resume() {
-      const [row] = await sql`select 1 from bulk_load`;
+      const [row] = await sql`select cardinality(finished) as steps from bulk_load`;
       if (!row) return false;
+      // An end cut short is ended first: the steps made cover the blocks up to the index's end, no further.
+      if ((row.steps as number) > 0) {
+        await load.finish();
+        return false;
+      }
       await unspendAboveEnd(sql);
       return true;
     },
@@ -182,18 +262,29 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
     },
 
     async finish() {
+      const [row] = await sql`select from_block::text as from, index_names, index_definitions, finished
+        from bulk_load`;
+      if (!row) return;
       await sql.begin(async (tx) => {
-        const [row] = await tx`select from_block::text as from, index_names, index_definitions
-          from bulk_load for update`;
-        if (!row) return;
-        // Index builds over a whole chain's rows take longer than any request may.
         await tx`set local statement_timeout = 0`;
         await unspendAboveEnd(tx);
-        const [state] = await tx`select last_block::text as last from indexer_state`;
-        await makeFigures(tx, row.from as string, state!.last as string);
-        const names = row.index_names as string[];
-        const definitions = row.index_definitions as string[];
-        for (const definition of definitions) await tx.unsafe(definition);
+      });
+      const [state] = await sql`select last_block::text as last from indexer_state`;
+      const names = row.index_names as string[];
+      const definitions = Object.fromEntries(
+        names.map((n, i) => [n, (row.index_definitions as string[])[i]!]),
+      );
+      const finished = new Set(row.finished as string[]);
+      await makeSteps(
+        sql,
+        finishSteps(row.from as string, state!.last as string, definitions).filter(
+          (s) => !finished.has(s.name),
+        ),
+      );
+      await sql.begin(async (tx) => {
+        const [held] = await tx`select from bulk_load for update`;
+        if (!held) return;
+        await tx`set local statement_timeout = 0`;
         // Last: adding a primary key locks its table against reads until the commit.
         for (const name of names) {
           const table = PRIMARY_KEYS[name];
@@ -204,4 +295,5 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
       });
     },
   };
+  return load;
 }

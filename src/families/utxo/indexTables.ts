@@ -3,12 +3,9 @@
  * group writer (indexWriter.ts) and the bulk load (bulkLoad.ts): each table's rows of a block, the spends a
  * group marks, and the days' figures made again from the rows.
  */
-import { type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
+import { type Cell, type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
 import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
 import { outpointKey } from "./indexedOutputs";
-
-/** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
-const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
 
 export const BLOCKS = indexTable<UtxoBlock>(
   "blocks",
@@ -73,16 +70,16 @@ export const TRANSACTIONS = indexTable<UtxoBlock>(
   (b, n) =>
     b.transactions.map((tx) => [
       n,
-      text(tx.position),
+      tx.position,
       tx.txid,
-      text(tx.fee),
-      text(tx.size),
-      text(tx.vsize),
-      text(tx.weight),
-      text(tx.coinbase),
-      text(tx.inputs.length),
-      text(tx.outputs.length),
-      textArray(tx.fromAddresses),
+      tx.fee,
+      tx.size,
+      tx.vsize,
+      tx.weight,
+      tx.coinbase,
+      tx.inputs.length,
+      tx.outputs.length,
+      tx.fromAddresses,
     ]),
 );
 
@@ -97,15 +94,15 @@ const OUTPUT_COLUMNS = [
   ["pays", "boolean"],
 ] as const;
 
-const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string) => [
+const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string): Cell[] => [
   tx.txid,
-  text(o.vout),
+  o.vout,
   n,
-  text(tx.position),
+  tx.position,
   o.address,
   o.script,
-  text(o.value),
-  text(o.pays),
+  o.value,
+  o.pays,
 ];
 
 export const OUTPUTS = indexTable<UtxoBlock>(
@@ -189,12 +186,12 @@ export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
       [...addressRows(tx)].map(([address, r]) => [
         address,
         n,
-        text(tx.position),
+        tx.position,
         tx.txid,
-        text(r.received),
-        text(r.sent),
-        text(r.outputs),
-        text(r.inputs),
+        r.received,
+        r.sent,
+        r.outputs,
+        r.inputs,
       ]),
     ),
   "",
