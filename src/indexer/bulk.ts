@@ -51,7 +51,9 @@ export async function endBulk(ctx: LeadContext): Promise<void> {
     last: ctx.cursor.lastBlock.toString(),
     seconds: Math.round((performance.now() - started) / 100) / 10,
   });
-  ctx.maintenance.run();
+  // Its statistics were made as it ended; the vacuum of all it wrote (a pass over every page) runs once the
+  // backfill catches up (progress.ts) or the writes that follow have added enough (maintenance.ts), rather
+  // than beside the last blocks' writes.
 }
 
 /**

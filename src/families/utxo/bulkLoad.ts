@@ -126,21 +126,38 @@ function finishSteps(from: string, last: string, definitions: Record<string, str
   return [
     {
       name: "scripts",
-      // Sorted by the addresses' bytes (collation C): the same groups, and a sort the database's own
-      // collation would make several times slower (no abbreviated keys but for C).
-      make: (tx) => tx`insert into address_scripts (script_hash, address)
-        select sha256(script), address from (
-          select distinct on (address collate "C") address, script from outputs
-          where block_number between ${from}::bigint and ${last}::bigint and address is not null
-          order by address collate "C", block_number, position, vout) f
-        on conflict (script_hash) do nothing`,
+      // Each address's distinct scripts first (a hash of 1.1 million outputs into 200,000 pairs on the
+      // bench chain), then its first of them: sorting every output by address instead took three times the
+      // CPU (EXPLAIN ANALYZE on that chain: 1.1 s in one process against 2.3 s in three). Those not there
+      // yet are inserted, as the totals below.
+      make: async (tx) => {
+        await tx`insert into address_scripts (script_hash, address)
+          select hash, address from (
+            select sha256(script) as hash, address from (
+              select distinct on (address) address, script from (
+                select address, script, min(array[block_number, position, vout]) as first from outputs
+                where block_number between ${from}::bigint and ${last}::bigint and address is not null
+                group by address, script) p
+              order by address, first) f) g
+          where not exists (select from address_scripts s where s.script_hash = g.hash)`;
+        await tx`analyze address_scripts`;
+      },
     },
     {
       name: "totals",
-      make: (tx) => tx`with a as (select * from address_transactions
-          where block_number between ${from}::bigint and ${last}::bigint)
-        insert into address_totals as s (address, ${tx.unsafe(TOTALS.join(", "))}) ${tx.unsafe(totalsOf("a"))}
-        on conflict (address) do update set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", "))}`,
+      // Added to the addresses' rows where they have one (an index bulk loaded past its first blocks), else
+      // inserted: the writer of the table alone (no conflict to arbitrate per row: a third less time).
+      make: async (tx) => {
+        await tx`with r as (select * from address_transactions
+            where block_number between ${from}::bigint and ${last}::bigint),
+          a as materialized (${tx.unsafe(totalsOf("r"))}),
+          added as (update address_totals s set ${tx.unsafe(TOTALS.map((c) => `${c} = s.${c} + a.${c}`).join(", "))}
+            from a where s.address = a.address)
+          insert into address_totals (address, ${tx.unsafe(TOTALS.join(", "))})
+          select address, ${tx.unsafe(TOTALS.join(", "))} from a
+          where not exists (select from address_totals t where t.address = a.address)`;
+        await tx`analyze address_totals`;
+      },
     },
     {
       name: "days",
@@ -149,6 +166,7 @@ function finishSteps(from: string, last: string, definitions: Record<string, str
           await tx`select distinct day::text as day from blocks where number between ${from}::bigint and ${last}::bigint`
         ).map((r) => r.day as string);
         if (days.length > 0) await remakeDays(tx, days);
+        await tx`analyze day_addresses, daily_stats`;
       },
     },
     ...Object.entries(definitions).map(([name, definition]) => ({
@@ -281,6 +299,12 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
           (s) => !finished.has(s.name),
         ),
       );
+      // The planner's statistics of what it wrote (a sample of each table), for the writes and reads that
+      // follow; the vacuum of its pages waits for the backfill to catch up (indexer/bulk.ts endBulk).
+      await sql.begin(async (tx) => {
+        await tx`set local statement_timeout = 0`;
+        await tx`analyze blocks, transactions, outputs, address_transactions`;
+      });
       await sql.begin(async (tx) => {
         const [held] = await tx`select from bulk_load for update`;
         if (!held) return;
