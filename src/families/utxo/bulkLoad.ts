@@ -37,6 +37,7 @@ import {
   bulkOutputs,
   markSpent,
   remakeDays,
+  type Spender,
   type Spenders,
   TOTALS,
   TRANSACTIONS,
@@ -55,18 +56,22 @@ const READ_SIDE_INDEXES = [
 /** Of those, the primary keys: dropped and added back as the table's constraint. */
 const PRIMARY_KEYS: Record<string, string> = { address_transactions_pkey: "address_transactions" };
 
-/** The spenders of the outputs a flight of groups makes and spends itself. */
-function spendersWithin(blocks: readonly UtxoBlock[]): Map<string, [string, string, string]> {
+/**
+ * The spenders of the outputs a flight of groups makes and spends itself (an input resolved from the index
+ * or the flight, whose transaction the flight made before it).
+ */
+function spendersWithin(blocks: readonly UtxoBlock[]): Spenders {
   const made = new Set<string>();
-  const spenders = new Map<string, [string, string, string]>();
+  const spenders = new Map<string, Map<number, Spender>>();
   for (const block of blocks) {
     const n = text(block.number);
     for (const tx of block.transactions) {
       tx.inputs.forEach((input, vin) => {
-        const key = outpointKey(input.txid, input.vout);
-        if (input.indexed && made.has(key)) spenders.set(key, [tx.txid, text(vin), n]);
+        if (!input.indexed || !made.has(input.txid)) return;
+        const byVout = spenders.get(input.txid) ?? new Map<number, Spender>();
+        spenders.set(input.txid, byVout.set(input.vout, [tx.txid, text(vin), n]));
       });
-      for (const o of tx.outputs) made.add(outpointKey(tx.txid, o.vout));
+      made.add(tx.txid);
     }
   }
   return spenders;
@@ -246,7 +251,7 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
 
     async write(groups, expectedLast, committed) {
       const all = groups.flat();
-      const spenders: Spenders = spendersWithin(all);
+      const spenders = spendersWithin(all);
       const outputs = bulkOutputs(spenders, await repeatedOutputs(sql, all));
       // Each group moves the progress row on from the end of the one below, once that one committed (a
       // statement's snapshot would not see a move not yet committed: it would not wait for it, and find

@@ -112,8 +112,10 @@ export const OUTPUTS = indexTable<UtxoBlock>(
   "on conflict (txid, vout) do nothing",
 );
 
-/** An output's spender, by outpointKey: its transaction, the input's index, the block (as text). */
-export type Spenders = ReadonlyMap<string, readonly [txid: string, vin: string, block: string]>;
+/** An output's spender: its transaction, the input's index, the block (as text). */
+export type Spender = readonly [txid: string, vin: string, block: string];
+/** Spenders of outputs by the outputs' txid, then vout: one lookup a transaction, none per output. */
+export type Spenders = ReadonlyMap<string, ReadonlyMap<number, Spender>>;
 
 /**
  * The outputs of a bulk load's group with their spenders where these are known (spent in the same flight of
@@ -124,14 +126,18 @@ export function bulkOutputs(spenders: Spenders, skip: ReadonlySet<string>): Inde
   return indexTable<UtxoBlock>(
     "outputs",
     [...OUTPUT_COLUMNS, ["spent_txid", "hex"], ["spent_vin", "integer"], ["spent_block", "bigint"]],
-    (b, n) =>
-      b.transactions.flatMap((tx) =>
-        tx.outputs.flatMap((o) => {
-          const key = outpointKey(tx.txid, o.vout);
-          if (skip.has(key)) return [];
-          return [[...outputCells(tx, o, n), ...(spenders.get(key) ?? [null, null, null])]];
-        }),
-      ),
+    (b, n) => {
+      const rows: Cell[][] = [];
+      for (const tx of b.transactions) {
+        const spent = spenders.get(tx.txid);
+        for (const o of tx.outputs) {
+          if (skip.size > 0 && skip.has(outpointKey(tx.txid, o.vout))) continue;
+          const by = spent?.get(o.vout);
+          rows.push([...outputCells(tx, o, n), by?.[0] ?? null, by?.[1] ?? null, by?.[2] ?? null]);
+        }
+      }
+      return rows;
+    },
   );
 }
 
@@ -216,7 +222,7 @@ function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {
     const n = text(block.number);
     for (const tx of block.transactions) {
       tx.inputs.forEach((input, vin) => {
-        if (!input.indexed || known?.has(outpointKey(input.txid, input.vout))) return;
+        if (!input.indexed || known?.get(input.txid)?.has(input.vout)) return;
         cols.txid.push(input.txid);
         cols.vout.push(text(input.vout));
         cols.by.push(tx.txid);
