@@ -110,8 +110,8 @@ async function unspendAboveEnd(sql: Sql | Tx): Promise<void> {
 /** Steps of a bulk load's end made at once, each in a transaction of its own on a connection of its own. */
 const FINISH_STEPS_AT_ONCE = 3;
 /**
- * What a step's sorts and hashes may take in memory (PostgreSQL's default, 4 MB, sends the sort of the
- * outputs' scripts and the grouping of the address rows to disk), and an index build's.
+ * What a step's hashes and sorts may take in memory (PostgreSQL's default, 4 MB, sends the grouping of the
+ * outputs' scripts and of the address rows to disk), and an index build's.
  */
 const FINISH_WORK_MEM = "64MB";
 const FINISH_INDEX_MEM = "256MB";
@@ -125,8 +125,8 @@ interface FinishStep {
 }
 
 /**
- * The steps that make what a bulk load of blocks `from` to `last` left, largest first, none reading what
- * another writes: each address's totals, scripthashes and the days' figures from the rows, and the read
+ * The steps that make what a bulk load of blocks `from` to `last` left, the longest first, none reading
+ * what another writes: each address's totals, scripthashes and the days' figures from the rows, and the read
  * side's indexes (their primary keys are added once all are made: that locks the table against reads).
  */
 function finishSteps(from: string, last: string, definitions: Record<string, string>): FinishStep[] {
@@ -290,15 +290,12 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
       const [row] = await sql`select from_block::text as from, index_names, index_definitions, finished
         from bulk_load`;
       if (!row) return;
-      await sql.begin(async (tx) => {
-        await tx`set local statement_timeout = 0`;
-        await unspendAboveEnd(tx);
-      });
       // The planner's statistics of the rows it wrote (a sample of each table) before the steps read them
       // (their plans: hashes sized by them); those of the figures' tables once made, below. The vacuum of
       // its pages waits for the backfill to catch up (indexer/bulk.ts endBulk).
       await sql.begin(async (tx) => {
         await tx`set local statement_timeout = 0`;
+        await unspendAboveEnd(tx);
         await tx`analyze blocks, transactions, outputs, address_transactions`;
       });
       const [state] = await sql`select last_block::text as last from indexer_state`;
