@@ -16,7 +16,9 @@
  * the page's p50 < 20 ms.
  *
  * Environment: BENCH_UTXO_INDEX_BLOCKS (default 1000: 100,000 transactions, 1.1 million outputs),
- * BENCH_UTXO_INDEX_PATHS (default "write,bulk": the backfills run, in order; the pages read the last's).
+ * BENCH_UTXO_INDEX_PATHS (default "write,bulk": the backfills run, in order; the pages read the last's),
+ * BENCH_BASE (another checkout's root: each backfill is run by its service too, just before this one's, into
+ * a database of its own: the code before a change measured beside it in the same run).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,6 +67,7 @@ const PATHS = (process.env.BENCH_UTXO_INDEX_PATHS ?? "write,bulk").split(",").ma
     throw new Error(`BENCH_UTXO_INDEX_PATHS: ${p} is neither bulk nor write`);
   return p as BackfillPath;
 });
+const BASE = process.env.BENCH_BASE;
 /** The bulk run's INDEX_BULK_DISTANCE_BLOCKS: a window, so that all but the last window bulk load. */
 const BULK_DISTANCE_BLOCKS = Number(WINDOW_BLOCKS);
 const PAGE_TARGET_MS = 20;
@@ -179,6 +182,8 @@ async function sequentialGets(url: string, n: number) {
 /** What a backfill's run measured. */
 interface Backfill {
   path: BackfillPath;
+  /** The path's name, and BENCH_BASE's when its checkout ran it. */
+  name: string;
   seconds: number;
   cpu: { db: number; service: number; node: number };
   /** The group writer's write transactions (the write path; the bulk groups overlap, so not summed there). */
@@ -191,20 +196,33 @@ interface Backfill {
  * must read the node, not the first one's cache), `path` by INDEX_BULK_DISTANCE_BLOCKS. The service is
  * left running (its index is read after), with the database's URL.
  */
-async function runBackfill(node: LitecoinNode, pg: PgServer, chain: BulkChain, path: BackfillPath) {
-  const databaseUrl = await pg.createDatabase(`bench_${path}`);
-  const dataDir = mkdtempSync(join(tmpdir(), `cg-bench-utxoindex-${path}-`));
+async function runBackfill(
+  node: LitecoinNode,
+  pg: PgServer,
+  chain: BulkChain,
+  path: BackfillPath,
+  root?: string,
+) {
+  const label = root === undefined ? path : `${path}_base`;
+  const name = root === undefined ? PATH_NAMES[path] : `${PATH_NAMES[path]} (BENCH_BASE)`;
+  const databaseUrl = await pg.createDatabase(`bench_${label}`);
+  const dataDir = mkdtempSync(join(tmpdir(), `cg-bench-utxoindex-${label}-`));
   const cpuAtStart = { node: cpuSeconds(node.pid()!), db: treeCpuSeconds(pg.pid()) };
-  const service = await startService(node.url, dataDir, {
-    DATABASE_URL: databaseUrl,
-    CHAIN: "LTC",
-    INDEXER: "on",
-    INDEX_FROM_BLOCK: String(chain.first),
-    INDEX_BULK_DISTANCE_BLOCKS: String(path === "bulk" ? BULK_DISTANCE_BLOCKS : 0),
-    HEAD_POLL_MS: "100",
-    // The last block is the one /watch_filters/check reads: processed at once (regtest's default is 1).
-    CONFIRMATIONS: "0",
-  });
+  const service = await startService(
+    node.url,
+    dataDir,
+    {
+      DATABASE_URL: databaseUrl,
+      CHAIN: "LTC",
+      INDEXER: "on",
+      INDEX_FROM_BLOCK: String(chain.first),
+      INDEX_BULK_DISTANCE_BLOCKS: String(path === "bulk" ? BULK_DISTANCE_BLOCKS : 0),
+      HEAD_POLL_MS: "100",
+      // The last block is the one /watch_filters/check reads: processed at once (regtest's default is 1).
+      CONFIRMATIONS: "0",
+    },
+    { root },
+  );
   const stop = async () => {
     await service.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -231,7 +249,7 @@ async function runBackfill(node: LitecoinNode, pg: PgServer, chain: BulkChain, p
         sumMetric(await (await fetch(`${service.url}/metrics`)).text(), "gateway_indexer_maintenance_total") >
         0,
     );
-    const result: Backfill = { path, seconds, cpu, writeSeconds, statements };
+    const result: Backfill = { path, name, seconds, cpu, writeSeconds, statements };
     return { result, service, databaseUrl, stop };
   } catch (error) {
     await stop();
@@ -282,7 +300,7 @@ function backfillLines(
       ),
     ]),
     ...runs.flatMap((run) => [
-      rate(`the index's backfill, ${PATH_NAMES[run.path]}`, run.seconds),
+      rate(`the index's backfill, ${run.name}`, run.seconds),
       ...(run.writeSeconds === undefined ? [] : [rate("its write transactions alone", run.writeSeconds)]),
     ]),
     "",
@@ -295,19 +313,19 @@ function backfillLines(
     const met = share >= VERBOSE_SHARE_TARGET && perSecond >= TRANSACTIONS_TARGET;
     const { db, service, node: n } = run.cpu;
     lines.push(
-      `| ${PATH_NAMES[run.path]} | ${fmt(blocks / run.seconds / raw, 2)} | ${fmt(share, 2)} | ${fmt(perSecond)} | ${met ? "met" : "**missed**"} | ${fmt(db, 1)} | ${fmt(service, 1)} | ${fmt(n, 1)} | ${fmt(db + service + n, 1)} |`,
+      `| ${run.name} | ${fmt(blocks / run.seconds / raw, 2)} | ${fmt(share, 2)} | ${fmt(perSecond)} | ${met ? "met" : "**missed**"} | ${fmt(db, 1)} | ${fmt(service, 1)} | ${fmt(n, 1)} | ${fmt(db + service + n, 1)} |`,
     );
   }
   lines.push(
     "",
     `The node serving the same raw blocks alone (before): ${fmt(node.rawAlone, 1)} CPU-seconds in ${fmt(blocks / node.raw[0]!.blocksPerSecond, 1)} s, on a machine of ${navigator.hardwareConcurrency} cores.`,
     "",
-    `Projection, not a measurement: Bitcoin's mainnet has about ${fmt(MAINNET_TRANSACTIONS / 1e9, 1)} billion transactions; at this run's rates the backfill would take ${runs.map((run) => `${fmt(days(chain.transactions / run.seconds), 1)} days (${PATH_NAMES[run.path]})`).join(", ")}, and the node's raw blocks alone allow ${fmt(days((raw * chain.transactions) / blocks), 1)} days (its \`getblock <hash> 0\` only: the backfill also asks each block's hash and header). The bench chain's transactions (one or two inputs, 11 outputs) are not mainnet's, its index stops at 1.1 million outputs where mainnet's reaches billions of rows (each row's index upkeep grows with them), and mainnet's node reads its blocks from a disk of hundreds of GB: the rate of this chain carried over, no more.`,
+    `Projection, not a measurement: Bitcoin's mainnet has about ${fmt(MAINNET_TRANSACTIONS / 1e9, 1)} billion transactions; at this run's rates the backfill would take ${runs.map((run) => `${fmt(days(chain.transactions / run.seconds), 1)} days (${run.name})`).join(", ")}, and the node's raw blocks alone allow ${fmt(days((raw * chain.transactions) / blocks), 1)} days (its \`getblock <hash> 0\` only: the backfill also asks each block's hash and header). The bench chain's transactions (one or two inputs, 11 outputs) are not mainnet's, its index stops at 1.1 million outputs where mainnet's reaches billions of rows (each row's index upkeep grows with them), and mainnet's node reads its blocks from a disk of hundreds of GB: the rate of this chain carried over, no more.`,
   );
   for (const run of runs) {
     lines.push(
       "",
-      `The ${PATH_NAMES[run.path]}'s statements in PostgreSQL (\`pg_stat_statements\`, those of 1% of its execution time or more):`,
+      `The ${run.name}'s statements in PostgreSQL (\`pg_stat_statements\`, those of 1% of its execution time or more):`,
       "",
       "| statement | calls | rows | seconds | µs per row |",
       "|---|---:|---:|---:|---:|",
@@ -341,15 +359,18 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
 
     const runs: Backfill[] = [];
     let last: Awaited<ReturnType<typeof runBackfill>> | undefined;
-    for (const path of PATHS) {
+    for (const [path, root] of PATHS.flatMap((p) => [
+      ...(BASE ? [[p, BASE] as const] : []),
+      [p, undefined] as const,
+    ])) {
       await stopService?.();
       stopService = undefined;
       await settle(node.pid()!);
-      console.error(`backfill: ${PATH_NAMES[path]}`);
-      last = await runBackfill(node, pg, chain, path);
+      console.error(`backfill: ${path}${root ? " (BENCH_BASE)" : ""}`);
+      last = await runBackfill(node, pg, chain, path, root);
       stopService = last.stop;
       runs.push(last.result);
-      console.error(`backfill: ${PATH_NAMES[path]} in ${fmt(last.result.seconds, 1)} s`);
+      console.error(`backfill: ${last.result.name} in ${fmt(last.result.seconds, 1)} s`);
     }
     if (!last) throw new Error(`BENCH_UTXO_INDEX_PATHS names no backfill (${PATHS.join(",")})`);
     const service = last.service;
@@ -361,7 +382,7 @@ export async function utxoIndexPhase(lines: string[], rows: Record<string, unkno
     const counts = await checkCounts(sql, chain, hashes.length);
     lines.push(
       "",
-      `The Bitcoin family's index: a regtest Litecoin Core 0.21 chain of ${fmt(hashes.length)} blocks, ${fmt(chain.transactions)} transactions, ${fmt(chain.outputs)} outputs (100 transactions of one or two inputs and 11 outputs a block; built in ${fmt(chain.seconds)} s), backfilled into PostgreSQL with fsync on (the index's write transactions commit without waiting for their WAL flush: it is made again from the node), ${runs.map((r) => PATH_NAMES[r.path]).join(", then ")}, each by a service of its own into a database of its own; the node's \`getblock <hash> 0\` (the raw blocks the backfill reads) and \`getblock <hash> 2\` over the same blocks with ${WINDOW_BLOCKS} calls in flight (the indexer's window), before and after the backfills; ${new Date().toISOString()}`,
+      `The Bitcoin family's index: a regtest Litecoin Core 0.21 chain of ${fmt(hashes.length)} blocks, ${fmt(chain.transactions)} transactions, ${fmt(chain.outputs)} outputs (100 transactions of one or two inputs and 11 outputs a block; built in ${fmt(chain.seconds)} s), backfilled into PostgreSQL with fsync on (the index's write transactions commit without waiting for their WAL flush: it is made again from the node), ${runs.map((r) => r.name).join(", then ")}, each by a service of its own into a database of its own; the node's \`getblock <hash> 0\` (the raw blocks the backfill reads) and \`getblock <hash> 2\` over the same blocks with ${WINDOW_BLOCKS} calls in flight (the indexer's window), before and after the backfills; ${new Date().toISOString()}`,
       "",
       ...backfillLines(
         chain,

@@ -2,7 +2,7 @@
  * What every family's index writer does alike (evm/indexWriter.ts, utxo/indexWriter.ts): rows appended through
  * `unnest` of text arrays, one per column (one statement a table whatever the number of rows, the same text
  * for every group: one prepared statement a table; hex decoded to bytea and amounts cast exactly in SQL), or by
- * COPY in a bulk load (`copyRows`),
+ * COPY in a bulk load (`copyRows`, in COPY's binary format: copyBinary.ts),
  * and the progress row (`indexer_state`, in each family's schema) that fences every write and rewind.
  */
 import { Readable } from "node:stream";
@@ -10,29 +10,23 @@ import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import type { Sql } from "../db/database";
 import { FencedError, type IndexerState } from "../indexer/indexFamily";
+import { type BinaryCell, type BinaryType, createBinaryRows } from "./copyBinary";
 
 export type Tx = postgres.TransactionSql<Record<string, never>>;
 
-/** A column's text as `unnest` hands it over; null is SQL null. */
-export type Cell = string | null;
+/**
+ * A cell as a table's rows give it: its column's text (null is SQL null), or a number, boolean or (text[])
+ * list of texts, which `unnest` is handed as their text and COPY as their binary form.
+ */
+export type Cell = BinaryCell;
 /** How a column's text becomes its value: a cast, or (`hex`) bytes decoded from hex digits. */
-type ColumnType =
-  | "bigint"
-  | "integer"
-  | "smallint"
-  | "numeric"
-  | "boolean"
-  | "date"
-  | "text"
-  | "text[]"
-  | "hex";
+type ColumnType = BinaryType;
 
 /** A table the indexer appends to, and the rows a block gives it (cells in the order of its columns). */
 export interface IndexTable<B> {
   name: string;
   width: number;
-  /** Which columns are hex digits stored as bytes (COPY takes them as bytea's `\\x` text). */
-  hex: boolean[];
+  types: ColumnType[];
   rowsOf: (block: B, number: string) => Cell[][];
   /** SQL text made of the constant names below, never of data: its columns, unnest's columns as them, the aliases. */
   names: string;
@@ -57,7 +51,7 @@ export function indexTable<B>(
   return {
     name,
     width: columns.length,
-    hex: columns.map(([, type]) => type === "hex"),
+    types: columns.map(([, type]) => type),
     rowsOf,
     names: columns.map(([column]) => column).join(", "),
     values: columns
@@ -77,17 +71,29 @@ export const utcDay = (unixSeconds: bigint) =>
 /** A group's rows of one table, as one text array per column. */
 export interface TableRows<B> {
   table: IndexTable<B>;
-  columns: Cell[][];
+  columns: (string | null)[][];
 }
+
+/** A list of texts as a PostgreSQL array literal, each element quoted. */
+const arrayLiteral = (values: readonly string[]) =>
+  `{${values.map((v) => `"${v.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+
+/** A cell as `unnest` hands it over: text. */
+const unnestCell = (cell: Cell): string | null =>
+  typeof cell === "string" || cell === null
+    ? cell
+    : typeof cell === "object"
+      ? arrayLiteral(cell)
+      : String(cell);
 
 export function encodeRows<B extends { number: bigint }>(
   table: IndexTable<B>,
   blocks: readonly B[],
 ): TableRows<B> {
-  const columns = Array.from({ length: table.width }, (): Cell[] => []);
+  const columns = Array.from({ length: table.width }, (): (string | null)[] => []);
   for (const block of blocks) {
     for (const row of table.rowsOf(block, text(block.number))) {
-      for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]!);
+      for (let i = 0; i < row.length; i++) columns[i]!.push(unnestCell(row[i]!));
     }
   }
   return { table, columns };
@@ -104,48 +110,29 @@ export async function insertRows<B>(tx: Tx, { table, columns }: TableRows<B>): P
     : tx`with inserted as (${insert} returning ${tx.unsafe(table.names)}) ${tx.unsafe(table.then)}`);
 }
 
-/** What COPY's text format escapes in a cell (tab and newline end cells and rows; backslash escapes). */
-const COPY_ESCAPES = /[\\\t\n\r]/g;
-const COPY_ESCAPED: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
-/** COPY rows are sent in chunks of about this many characters. */
-const COPY_CHUNK_CHARS = 1 << 20;
-
-/** A cell in COPY's text format: `\N` is null; bytea as `\x` and its hex digits (the backslash escaped). */
-function copyCell(cell: Cell, hex: boolean): string {
-  if (cell === null) return "\\N";
-  if (hex) return `\\\\x${cell}`;
-  return cell.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]!);
-}
-
 /**
- * Appends a table's rows of `blocks` by COPY (the bulk load: no statement per group to plan, no arrays to
- * unnest); what a row already there means (`conflict`) and `then` are the caller's to deal with.
+ * Appends a table's rows of `blocks` by COPY in its binary format (the bulk load: no statement per group to
+ * plan, no arrays to unnest, no text to parse); what a row already there means (`conflict`) and `then` are
+ * the caller's to deal with.
  */
 export async function copyRows<B extends { number: bigint }>(
   tx: Tx,
   table: IndexTable<B>,
   blocks: readonly B[],
 ): Promise<number> {
-  const chunks: string[] = [];
-  let chunk = "";
-  let rows = 0;
+  const rows = createBinaryRows(table.types);
+  let count = 0;
   for (const block of blocks) {
     for (const row of table.rowsOf(block, text(block.number))) {
-      let line = copyCell(row[0]!, table.hex[0]!);
-      for (let i = 1; i < row.length; i++) line += `\t${copyCell(row[i]!, table.hex[i]!)}`;
-      chunk += `${line}\n`;
-      rows++;
-      if (chunk.length >= COPY_CHUNK_CHARS) {
-        chunks.push(chunk);
-        chunk = "";
-      }
+      rows.add(row);
+      count++;
     }
   }
-  if (chunk !== "") chunks.push(chunk);
-  if (rows === 0) return 0;
-  const copy = await tx`copy ${tx(table.name)} (${tx.unsafe(table.names)}) from stdin`.writable();
-  await pipeline(Readable.from(chunks), copy);
-  return rows;
+  if (count === 0) return 0;
+  const copy =
+    await tx`copy ${tx(table.name)} (${tx.unsafe(table.names)}) from stdin (format binary)`.writable();
+  await pipeline(Readable.from(rows.finish()), copy);
+  return count;
 }
 
 /** The index's progress row: where it starts and ends. */

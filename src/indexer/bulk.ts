@@ -51,7 +51,18 @@ export async function endBulk(ctx: LeadContext): Promise<void> {
     last: ctx.cursor.lastBlock.toString(),
     seconds: Math.round((performance.now() - started) / 100) / 10,
   });
-  ctx.maintenance.run();
+  // Its statistics were made as it ended; the vacuum of all it wrote (a pass over every page) runs once the
+  // backfill catches up (progress.ts) or the writes that follow have added enough (maintenance.ts), rather
+  // than beside the last blocks' writes.
+}
+
+/** Begins a bulk load after the index's end (the family's `begin`, the read side's notice included). */
+async function beginBulk(ctx: LeadContext): Promise<void> {
+  await ctx.index.writer.bulk!.begin();
+  ctx.bulking = true;
+  ctx.log.info("bulk load begun: the read side's indexes dropped until it ends", {
+    from: (ctx.cursor.lastBlock + 1n).toString(),
+  });
 }
 
 /**
@@ -61,6 +72,10 @@ export async function endBulk(ctx: LeadContext): Promise<void> {
 export async function bulkWindow(ctx: LeadContext, to: bigint, progress: Progress): Promise<boolean> {
   const { cursor, index } = ctx;
   const bulk = index.writer.bulk!;
+  // Begun while its first window is read and prepared, which write nothing: the readers' notice (no row
+  // for a while after it begins) passes meanwhile instead of after.
+  const begun = ctx.bulking ? undefined : beginBulk(ctx);
+  begun?.catch(() => {});
   try {
     const fetched = await readWindow(ctx, to);
     const blocks: IndexedBlock[] = [];
@@ -72,15 +87,9 @@ export async function bulkWindow(ctx: LeadContext, to: bigint, progress: Progres
       parent = block.hash;
       blocks.push(block);
     }
+    if (blocks.length > 0) await index.beforeWrite(blocks);
+    await begun;
     if (blocks.length === 0) return true;
-    if (!ctx.bulking) {
-      await bulk.begin();
-      ctx.bulking = true;
-      ctx.log.info("bulk load begun: the read side's indexes dropped until it ends", {
-        from: blocks[0]!.number.toString(),
-      });
-    }
-    await index.beforeWrite(blocks);
     const groups = splitGroups(blocks, BULK_GROUPS_IN_FLIGHT);
     const started = performance.now();
     await bulk.write(groups, cursor.lastBlock, (i) => {
@@ -95,6 +104,8 @@ export async function bulkWindow(ctx: LeadContext, to: bigint, progress: Progres
     });
     return true;
   } catch (error) {
+    // A bulk load begun meanwhile is ended before a reorg is undone (its begin settled first).
+    await begun?.catch(() => {});
     return windowFailed(ctx, error, () => endBulk(ctx));
   }
 }

@@ -64,7 +64,8 @@ export interface IndexWriter<B extends IndexedBlock> {
 export interface BulkLoad<B extends IndexedBlock> {
   /**
    * Whether a bulk load is under way (begun and not finished: a restart resumes or finishes it), once what
-   * its groups in flight left above the index's end when they did not all commit is undone.
+   * its groups in flight left above the index's end when they did not all commit is undone. One whose end
+   * had begun is ended here (false): its steps made cover the blocks it had, no more can be added.
    */
   resume(): Promise<boolean>;
   /** Begins one after the index's end: the read side's indexes go until `finish`. */
@@ -79,7 +80,10 @@ export interface BulkLoad<B extends IndexedBlock> {
     expectedLast: bigint,
     committed: (group: number) => void,
   ): Promise<void>;
-  /** Ends it, in one transaction: the figures it left are made from the rows, the read side's indexes built. */
+  /**
+   * Ends it: the figures it left are made from the rows, the read side's indexes built (in steps, each
+   * committed once; the load ends with the last, and a restart makes those not made).
+   */
   finish(): Promise<void>;
 }
 

@@ -3,12 +3,9 @@
  * group writer (indexWriter.ts) and the bulk load (bulkLoad.ts): each table's rows of a block, the spends a
  * group marks, and the days' figures made again from the rows.
  */
-import { type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
+import { type Cell, type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
 import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
 import { outpointKey } from "./indexedOutputs";
-
-/** A list of addresses as a PostgreSQL array literal (base58 and bech32 need no escapes; quoted anyway). */
-const textArray = (values: readonly string[]) => `{${values.map((v) => `"${v}"`).join(",")}}`;
 
 export const BLOCKS = indexTable<UtxoBlock>(
   "blocks",
@@ -73,16 +70,16 @@ export const TRANSACTIONS = indexTable<UtxoBlock>(
   (b, n) =>
     b.transactions.map((tx) => [
       n,
-      text(tx.position),
+      tx.position,
       tx.txid,
-      text(tx.fee),
-      text(tx.size),
-      text(tx.vsize),
-      text(tx.weight),
-      text(tx.coinbase),
-      text(tx.inputs.length),
-      text(tx.outputs.length),
-      textArray(tx.fromAddresses),
+      tx.fee,
+      tx.size,
+      tx.vsize,
+      tx.weight,
+      tx.coinbase,
+      tx.inputs.length,
+      tx.outputs.length,
+      tx.fromAddresses,
     ]),
 );
 
@@ -97,15 +94,15 @@ const OUTPUT_COLUMNS = [
   ["pays", "boolean"],
 ] as const;
 
-const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string) => [
+const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string): Cell[] => [
   tx.txid,
-  text(o.vout),
+  o.vout,
   n,
-  text(tx.position),
+  tx.position,
   o.address,
   o.script,
-  text(o.value),
-  text(o.pays),
+  o.value,
+  o.pays,
 ];
 
 export const OUTPUTS = indexTable<UtxoBlock>(
@@ -115,8 +112,10 @@ export const OUTPUTS = indexTable<UtxoBlock>(
   "on conflict (txid, vout) do nothing",
 );
 
-/** An output's spender, by outpointKey: its transaction, the input's index, the block (as text). */
-export type Spenders = ReadonlyMap<string, readonly [txid: string, vin: string, block: string]>;
+/** An output's spender: its transaction, the input's index, the block (as text). */
+export type Spender = readonly [txid: string, vin: string, block: string];
+/** Spenders of outputs by the outputs' txid, then vout: one lookup a transaction, none per output. */
+export type Spenders = ReadonlyMap<string, ReadonlyMap<number, Spender>>;
 
 /**
  * The outputs of a bulk load's group with their spenders where these are known (spent in the same flight of
@@ -127,14 +126,18 @@ export function bulkOutputs(spenders: Spenders, skip: ReadonlySet<string>): Inde
   return indexTable<UtxoBlock>(
     "outputs",
     [...OUTPUT_COLUMNS, ["spent_txid", "hex"], ["spent_vin", "integer"], ["spent_block", "bigint"]],
-    (b, n) =>
-      b.transactions.flatMap((tx) =>
-        tx.outputs.flatMap((o) => {
-          const key = outpointKey(tx.txid, o.vout);
-          if (skip.has(key)) return [];
-          return [[...outputCells(tx, o, n), ...(spenders.get(key) ?? [null, null, null])]];
-        }),
-      ),
+    (b, n) => {
+      const rows: Cell[][] = [];
+      for (const tx of b.transactions) {
+        const spent = spenders.get(tx.txid);
+        for (const o of tx.outputs) {
+          if (skip.size > 0 && skip.has(outpointKey(tx.txid, o.vout))) continue;
+          const by = spent?.get(o.vout);
+          rows.push([...outputCells(tx, o, n), by?.[0] ?? null, by?.[1] ?? null, by?.[2] ?? null]);
+        }
+      }
+      return rows;
+    },
   );
 }
 
@@ -189,12 +192,12 @@ export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
       [...addressRows(tx)].map(([address, r]) => [
         address,
         n,
-        text(tx.position),
+        tx.position,
         tx.txid,
-        text(r.received),
-        text(r.sent),
-        text(r.outputs),
-        text(r.inputs),
+        r.received,
+        r.sent,
+        r.outputs,
+        r.inputs,
       ]),
     ),
   "",
@@ -219,7 +222,7 @@ function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {
     const n = text(block.number);
     for (const tx of block.transactions) {
       tx.inputs.forEach((input, vin) => {
-        if (!input.indexed || known?.has(outpointKey(input.txid, input.vout))) return;
+        if (!input.indexed || known?.get(input.txid)?.has(input.vout)) return;
         cols.txid.push(input.txid);
         cols.vout.push(text(input.vout));
         cols.by.push(tx.txid);

@@ -13,7 +13,7 @@
 import { LRUCache } from "lru-cache";
 import type { Sql } from "../../db/database";
 import { callText, type Engine } from "../../engine/engineApi";
-import { addressOf, parseAmountsExact, type UtxoBlock, type UtxoInput } from "./decode";
+import { addressOf, parseAmountsExact, type UtxoBlock, type UtxoInput, type UtxoOutput } from "./decode";
 import { satoshisOf } from "./dialect";
 import { indexedOutputs, outpointKey } from "./indexedOutputs";
 
@@ -35,14 +35,22 @@ export interface Prevouts {
 /** An input no source had. */
 export class MissingPrevoutError extends Error {}
 
-/** Resolves inputs against the group's own earlier outputs (of the same block, too); returns those left. */
+/**
+ * Resolves inputs against the group's own earlier outputs (of the same block, too), found by their
+ * transaction's txid (a lookup a transaction made, none per output); returns those left.
+ */
 export function resolveInGroup(blocks: readonly UtxoBlock[]): UtxoInput[] {
-  const outputs = new Map<string, Spent>();
+  const made = new Map<string, readonly UtxoOutput[]>();
   const left: UtxoInput[] = [];
   for (const block of blocks) {
     for (const tx of block.transactions) {
       for (const input of tx.inputs) {
-        const spent = outputs.get(outpointKey(input.txid, input.vout));
+        const outputs = made.get(input.txid);
+        // Outputs are in vout order; found by their vout where one is missing.
+        const spent =
+          outputs?.[input.vout]?.vout === input.vout
+            ? outputs[input.vout]
+            : outputs?.find((o) => o.vout === input.vout);
         if (spent) {
           input.address = spent.address;
           input.value = spent.value;
@@ -51,8 +59,7 @@ export function resolveInGroup(blocks: readonly UtxoBlock[]): UtxoInput[] {
           left.push(input);
         }
       }
-      for (const o of tx.outputs)
-        outputs.set(outpointKey(tx.txid, o.vout), { address: o.address, value: o.value });
+      made.set(tx.txid, tx.outputs);
     }
   }
   return left;
