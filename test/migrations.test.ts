@@ -95,14 +95,16 @@ test("the files: every one in a folder, versions unique across the folders, read
     "002_api_key_rates.sql",
     "004_watch_filters.sql",
     "006_rpc_filters.sql",
+    "014_webhooks.sql",
+    "016_watch_filters_address.sql",
   ]);
   expect(readMigrations(FAMILY)).toEqual(readMigrationFolder(flat));
-  expect(readMigrations(FAMILY).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+  expect(readMigrations(FAMILY).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 14, 16]);
 });
 
 test("a database made with one folder migrates in place: nothing applied again, every row kept", async () => {
   const sql = await freshDatabase();
-  expect(await migrate(sql, log, SETTINGS, readMigrationFolder(flat))).toEqual([1, 2, 3, 4, 5, 6]);
+  expect(await migrate(sql, log, SETTINGS, readMigrationFolder(flat))).toEqual([1, 2, 3, 4, 5, 6, 14, 16]);
   await sql`insert into api_keys (key_hash, label, rate_per_second, burst)
     values (sha256('a key'::bytea), 'market maker', 50, 100)`;
   await sql`insert into watch_filters (key_hash, address, contract_address, with_approval)
@@ -133,8 +135,8 @@ test("a database made with one folder migrates in place: nothing applied again, 
 test("a fresh database gets the same schema with one folder, with the folders, and keys CLI first", async () => {
   const [old, now, keysFirst] = [await freshDatabase(), await freshDatabase(), await freshDatabase()];
   await migrate(old, log, SETTINGS, readMigrationFolder(flat));
-  expect(await migrate(now, log, SETTINGS, readMigrations(FAMILY))).toEqual([1, 2, 3, 4, 5, 6]);
-  expect(await migrate(keysFirst, log, SETTINGS, readMigrations())).toEqual([1, 2, 4, 6]);
+  expect(await migrate(now, log, SETTINGS, readMigrations(FAMILY))).toEqual([1, 2, 3, 4, 5, 6, 14, 16]);
+  expect(await migrate(keysFirst, log, SETTINGS, readMigrations())).toEqual([1, 2, 4, 6, 14, 16]);
   expect(await migrate(keysFirst, log, SETTINGS, readMigrations(FAMILY))).toEqual([3, 5]);
   const expected = await schemaOf(old);
   expect(expected.partitions.length).toBeGreaterThan(0);

@@ -15,6 +15,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AbiCoder } from "ethers";
+import postgres from "postgres";
+import { hashKey } from "../src/db/apiKeys";
+import { createBlockQueries } from "../src/db/blockQueries";
+import { describeTronChain, TRON_NETWORKS } from "../src/families/tron/chains";
+import { createTronWatchMatcher } from "../src/families/tron/watchMatcher";
+import { toJson } from "../src/json";
 import { post, startTestService, type TestService } from "./support/service";
 import { bytesToHex, hexToBase58, hexToBytes, type TronKey } from "./support/tron/codec";
 import { SELECTORS, type SignedTx, signTransaction } from "./support/tron/scenario";
@@ -276,6 +282,65 @@ describe("TRON watch filters: check, check_v2, lastBlockNumber", () => {
     });
     expect(usdt.transaction.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(usdt.block.hash).toBe(node.chain.blocks[block]!.blockID);
+  });
+
+  test("resultsOfKeys (webhooks' producer) gives each key exactly results(key), v1 and v2, on every block; a key with none is absent", async () => {
+    const sql = postgres(service.databaseUrl, { max: 2 });
+    try {
+      // Open mode's key (stored empty): a filter of its own on alice.
+      await sql`insert into watch_filters (key_hash, address, contract_address, with_approval)
+        values ('\\x'::bytea, decode(${alice.hex}, 'hex'), null, true)`;
+      const nile = TRON_NETWORKS.NILE;
+      const chain = describeTronChain(`${nile.chainId}:${nile.genesis}`, {
+        blockchain: "NILE",
+        confirmations: DEPTH,
+      });
+      // Results read the index only (the node is asked about a filter's contract when it is added): no engine.
+      const matcher = createTronWatchMatcher({ sql, guard: (q) => q, engine: undefined as never, chain });
+      const blocks = createBlockQueries(sql);
+      const [a, b, none] = [KEY_A, KEY_B, "tron-watch-none"].map(hashKey);
+      const keys = [a!, b!, none!, null];
+      const last = await lastBlockNumber();
+      const kinds = new Set<string>();
+      for (let n = 0; n <= last; n++) {
+        const block = { number: BigInt(n), ...(await blocks.block(BigInt(n)))! };
+        for (const version of ["v1", "v2"] as const) {
+          const all = await matcher.resultsOfKeys(keys, block, version);
+          const each = new Map<string | null, unknown[]>();
+          for (const key of keys) {
+            const results = await matcher.results(key, block, version);
+            if (results.length > 0) each.set(key, results);
+            for (const r of results) kinds.add(`${key === null ? "open" : key === a ? "a" : "b"}:${r.type}`);
+          }
+          const sorted = (m: Map<string | null, unknown>) => [...m.keys()].map(String).sort();
+          expect({ n, version, keys: sorted(all) }).toEqual({ n, version, keys: sorted(each) });
+          expect({ n, version, all: Object.fromEntries(all) }).toEqual({
+            n,
+            version,
+            all: Object.fromEntries(each),
+          });
+          // As check answers them: the scenario's.
+          const answered = (key: string) => JSON.parse(toJson(all.get(key) ?? []));
+          expect(answered(a!)).toEqual(expectedResults(n, KEY_A));
+          expect(answered(b!)).toEqual(expectedResults(n, KEY_B));
+        }
+      }
+      // Key A's filter with a contract (bob's USDT), and open mode's, found results of each kind.
+      expect([...kinds].sort()).toEqual([
+        "a:trc10",
+        "a:trc20",
+        "a:trx",
+        "b:trc10",
+        "b:trc20",
+        "b:trx",
+        "open:trc10",
+        "open:trc20",
+        "open:trx",
+      ]);
+    } finally {
+      await sql`delete from watch_filters where key_hash = '\\x'::bytea`;
+      await sql.end();
+    }
   });
 
   test("lastBlockNumber is the index's last block (the head, above the solidified block); a block above it is 404", async () => {

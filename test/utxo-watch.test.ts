@@ -15,9 +15,14 @@
  *   notified again with `"removed": true`; the keys' results kept apart; `pending` refused on an EVM chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
 import type { ChainInfo } from "../src/blockchain";
+import { hashKey } from "../src/db/apiKeys";
+import { createBlockQueries } from "../src/db/blockQueries";
 import { base58checkDecode, base58checkEncode } from "../src/families/utxo/addressEncodings";
 import { utxoAddressesFor } from "../src/families/utxo/addresses";
+import { createUtxoWatchMatcher } from "../src/families/utxo/watchMatcher";
+import { toJson } from "../src/json";
 import { startLitecoind } from "./support/litecoind";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil } from "./support/shared";
@@ -315,6 +320,59 @@ describe("check and check_v2", () => {
       body: { detail: `block ${last + 1} is not processed yet; the last processed block is ${last}` },
     });
   });
+});
+
+describe("every key's results of a block at once (webhooks' producer)", () => {
+  test("resultsOfKeys gives each key exactly results(key) and the net rule's, on every processed block; a key with none is absent", async () => {
+    const sql = postgres(service.databaseUrl, { max: 2 });
+    try {
+      // Open mode's key (stored empty): a filter of its own on the legacy address.
+      await sql`insert into watch_filters (key_hash, address, contract_address, with_approval)
+        values ('\\x'::bytea, convert_to(${chain.addresses.legacy}, 'UTF8'), null, false)`;
+      // The family reads its index only (no node call): no engine is given.
+      const matcher = createUtxoWatchMatcher({
+        sql,
+        guard: (q) => q,
+        engine: undefined as never,
+        chain: LTC_REGTEST,
+      });
+      const blocks = createBlockQueries(sql);
+      const [a, b, none] = [KEY_A, KEY_B, "utxo-watch-none"].map(hashKey);
+      const keys = [a!, b!, none!, null];
+      const last = await lastBlockNumber();
+      let open = 0;
+      for (const t of truth.blocks.filter((x) => x.height <= last)) {
+        const block = { number: BigInt(t.height), ...(await blocks.block(BigInt(t.height)))! };
+        for (const version of ["v1", "v2"] as const) {
+          const all = await matcher.resultsOfKeys(keys, block, version);
+          const each = new Map<string | null, unknown[]>();
+          for (const key of keys) {
+            const results = await matcher.results(key, block, version);
+            if (results.length > 0) each.set(key, results);
+          }
+          const sorted = (m: Map<string | null, unknown>) => [...m.keys()].map(String).sort();
+          expect({ block: t.height, version, keys: sorted(all) }).toEqual({
+            block: t.height,
+            version,
+            keys: sorted(each),
+          });
+          expect({ block: t.height, all: Object.fromEntries(all) }).toEqual({
+            block: t.height,
+            all: Object.fromEntries(each),
+          });
+          // As check answers them (amounts as JSON numbers): the net rule's.
+          const answered = (key: string) => JSON.parse(toJson(all.get(key) ?? []));
+          expect(answered(a!)).toEqual(expectedBlock(t, KEY_A));
+          expect(answered(b!)).toEqual(expectedBlock(t, KEY_B));
+          open += all.get(null)?.length ?? 0;
+        }
+      }
+      expect(open).toBeGreaterThan(2);
+    } finally {
+      await sql`delete from watch_filters where key_hash = '\\x'::bytea`;
+      await sql.end();
+    }
+  }, 120_000);
 });
 
 // ---------------------------------------------------------------------------------------------------------

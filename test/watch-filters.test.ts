@@ -5,7 +5,11 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { rpc } from "./support/chain";
+import type { ChainInfo } from "../src/blockchain";
+import { hashKey } from "../src/db/apiKeys";
+import { createBlockQueries } from "../src/db/blockQueries";
+import { createEvmWatchMatcher } from "../src/families/evm/watchMatcher";
+import { nodeEngine, rpc } from "./support/chain";
 import { fillTokenBlocks, MOVEMENTS_ANVIL_ARGS, type Movements, makeMovements } from "./support/movements";
 import { startProxy } from "./support/proxy";
 import { post, startTestService, type TestService } from "./support/service";
@@ -397,6 +401,84 @@ describe("filters", () => {
       expected(selfTransfer.blockNumber, filtersA.slice(0, 4), false),
     );
   });
+});
+
+describe("every key's results of a block at once (webhooks' producer)", () => {
+  test("resultsOfKeys gives each key exactly results(key), v1 and v2, on every block; a key with none is absent", async () => {
+    const sql = postgres(service.databaseUrl, { max: 2 });
+    try {
+      // Open mode's key (stored empty): a filter of its own on bob, approvals too.
+      const { bob } = movements.accounts;
+      await sql`insert into watch_filters (key_hash, address, contract_address, with_approval)
+        values ('\\x'::bytea, decode(${bob.slice(2)}, 'hex'), null, true)`;
+      const chain: ChainInfo = {
+        chainId: 31337n,
+        blockchain: "ETH",
+        nativeSymbol: "ETH",
+        nativeDecimals: 18,
+        confirmations: 0,
+        blockTimeMs: 1_000,
+        devChain: true,
+      };
+      const matcher = createEvmWatchMatcher({ sql, guard: (q) => q, engine: nodeEngine(anvilUrl), chain });
+      const blocks = createBlockQueries(sql);
+      const [a, b, none] = [KEY_A, KEY_B, "key-without-filters"].map(hashKey);
+      const keys = [a!, b!, none!, null];
+      const seen = new Set<string>();
+      for (let n = 0; n <= head; n++) {
+        const block = { number: BigInt(n), ...(await blocks.block(BigInt(n)))! };
+        for (const version of ["v1", "v2"] as const) {
+          const all = await matcher.resultsOfKeys(keys, block, version);
+          const each = new Map<string | null, unknown[]>();
+          for (const key of keys) {
+            const results = await matcher.results(key, block, version);
+            if (results.length > 0) each.set(key, results);
+            for (const r of results)
+              seen.add(`${version}:${key === null ? "open" : key.slice(0, 4)}:${r.type}`);
+          }
+          // The same keys (in any order: the map's is its results'), each with the same list.
+          const sorted = (m: Map<string | null, unknown>) => [...m.keys()].map(String).sort();
+          expect({ n, version, keys: sorted(all) }).toEqual({ n, version, keys: sorted(each) });
+          expect({ n, version, all: Object.fromEntries(all) }).toEqual({
+            n,
+            version,
+            all: Object.fromEntries(each),
+          });
+        }
+      }
+      // The blocks hold every kind for the keys: a contract's filter's tokens, approvals, v2's internal
+      // value, open mode's; the crowd block more than a page of key B's.
+      const kinds = (prefix: string) =>
+        [...seen].filter((s) => s.startsWith(prefix)).map((s) => s.split(":")[2]);
+      expect(new Set(kinds(`v1:${a!.slice(0, 4)}`))).toEqual(new Set(["trx", "erc20", "approval"]));
+      expect(new Set(kinds("v1:open"))).toEqual(new Set(["trx", "erc20", "approval"]));
+      expect(kinds(`v2:${none!.slice(0, 4)}`)).toEqual([]);
+      const crowdResults = (
+        await matcher.resultsOfKeys(
+          keys,
+          {
+            number: BigInt(crowd.block),
+            ...(await blocks.block(BigInt(crowd.block)))!,
+          },
+          "v1",
+        )
+      ).get(b!)!;
+      expect(crowdResults).toHaveLength(1201);
+      // v2 adds the value moved inside the forwarder for the keys watching its native coin.
+      const forward = movements.internal[0]!;
+      const fb = {
+        number: BigInt(forward.blockNumber),
+        ...(await blocks.block(BigInt(forward.blockNumber)))!,
+      };
+      const v1 = (await matcher.resultsOfKeys(keys, fb, "v1")).get(a!)!;
+      const v2 = (await matcher.resultsOfKeys(keys, fb, "v2")).get(a!)!;
+      expect(v2.length).toBeGreaterThan(v1.length);
+      expect(v2.filter((r) => r.from_address[0] === movements.contracts.forwarder).length).toBeGreaterThan(0);
+    } finally {
+      await sql`delete from watch_filters where key_hash = '\\x'::bytea`;
+      await sql.end();
+    }
+  }, 120_000);
 });
 
 describe("other chains and nodes", () => {

@@ -3,6 +3,7 @@
  * family's codec gives (addresses.ts); matching a block against the filters is the family's index code
  * (EVM: families/evm/watchMatchQueries.ts), which joins its own tables with `watch_filters`.
  */
+import type postgres from "postgres";
 import type { Sql } from "./database";
 
 export interface StoredFilter {
@@ -36,6 +37,34 @@ export interface FilterStore {
   /** A page of all the key's filters, oldest first, after the one given (keyset paging). */
   page(keyHash: string | null, after: StoredFilter | undefined, limit: number): Promise<StoredFilter[]>;
 }
+
+/**
+ * Whose filters a family's match query joins (`join watch_filters f on f.key_hash <condition>`): one key's
+ * (check's results), or several keys' (a block's results for every key with a webhook endpoint,
+ * webhooks/producer.ts), each row then naming its key (`column`, selected as `key_hash`: keyOfRow reads it).
+ */
+export interface FilterKeys {
+  condition: postgres.Fragment;
+  /** Empty for one key; `encode(f.key_hash, 'hex') as key_hash,` for several. */
+  column: postgres.Fragment;
+}
+
+/** A key as stored: its SHA-256, or empty in open mode. */
+const storedKey = (keyHash: string | null) => keyHash ?? "";
+
+export function filterKeys(sql: Sql, keys: string | null | readonly (string | null)[]): FilterKeys {
+  if (keys === null || typeof keys === "string") {
+    return { condition: sql`= decode(${storedKey(keys)}, 'hex')`, column: sql`` };
+  }
+  return {
+    condition: sql`= any(array(select decode(k, 'hex') from unnest(${keys.map(storedKey)}::text[]) k))`,
+    column: sql`encode(f.key_hash, 'hex') as key_hash,`,
+  };
+}
+
+/** The key of a row of several keys' filters (FilterKeys' `key_hash`): null for open mode's. */
+export const keyOfRow = (row: Record<string, unknown>): string | null =>
+  (row.key_hash as string) === "" ? null : (row.key_hash as string);
 
 /** Looks and inserts of one add: a concurrent add of the same filter can win an insert only once. */
 const ADD_ATTEMPTS = 3;

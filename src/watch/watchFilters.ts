@@ -67,6 +67,15 @@ export interface WatchFilters {
     number: number,
     version: WatchVersion,
   ): Promise<{ hash: string; results: FilterResultOut[] }>;
+  /**
+   * As `results`, for each of the keys (their filters'; null: open mode's), the block checked and its
+   * movements read once: a key with no result is absent.
+   */
+  resultsOfKeys(
+    keyHashes: readonly (string | null)[],
+    number: number,
+    version: WatchVersion,
+  ): Promise<{ hash: string; results: Map<string | null, FilterResultOut[]> }>;
 }
 
 /** The result types where filters name no contract (a coin's chain). */
@@ -250,6 +259,11 @@ export function createWatchFilters(options: {
     async results(caller, number, version) {
       const block = await processedBlock(number);
       return { hash: block.hash, results: await matcher.results(caller.keyHash, block, version) };
+    },
+
+    async resultsOfKeys(keyHashes, number, version) {
+      const block = await processedBlock(number);
+      return { hash: block.hash, results: await matcher.resultsOfKeys(keyHashes, block, version) };
     },
   };
 }

@@ -69,6 +69,17 @@ export interface WatchMatcher {
     version: WatchVersion,
     page?: ResultPage,
   ): Promise<FilterResultOut[]>;
+  /**
+   * A processed block's results for each of the keys (a block's deliveries for every key with a webhook
+   * endpoint, webhooks/producer.ts): each key's exactly as `results(keyHash, block, version)` gives them,
+   * read at once (one query of the block's movements with those keys' filters). A key with no result is
+   * absent.
+   */
+  resultsOfKeys(
+    keyHashes: readonly (string | null)[],
+    block: ProcessedBlock,
+    version: WatchVersion,
+  ): Promise<Map<string | null, FilterResultOut[]>>;
 }
 
 export interface WatchMatcherOptions {
@@ -78,4 +89,20 @@ export interface WatchMatcherOptions {
   guard<T extends object>(queries: T): T;
   engine: Engine;
   chain: ChainInfo;
+}
+
+/** Items of several keys in the order given, each key's in a list of its own (in the same order). */
+export function byKeyHash<T, R>(
+  items: readonly T[],
+  keyOf: (item: T) => string | null,
+  map: (item: T, index: number) => R,
+): Map<string | null, R[]> {
+  const out = new Map<string | null, R[]>();
+  items.forEach((item, i) => {
+    const key = keyOf(item);
+    const list = out.get(key);
+    if (list) list.push(map(item, i));
+    else out.set(key, [map(item, i)]);
+  });
+  return out;
 }

@@ -11,7 +11,6 @@
  * that it is where it was read, keeps two producers of a handover from making a block twice.
  */
 import { hashDigits } from "../blockHeader";
-import type { Caller } from "../caller";
 import type { ChainFollower } from "../engine/chainFollower";
 import { type Logger, warnEveryMinute } from "../log";
 import type { PendingFeed, PendingMatch, PendingWatch } from "../realtime/watchFiltersSubscription";
@@ -32,12 +31,15 @@ export const FINISHED_KEPT_MS = 7 * 24 * 3_600_000;
 export interface ProducerWatch {
   /** The last processed block, -1 before any. */
   processedUpTo(): Promise<bigint>;
-  /** A processed block's results for a key, and its hash as the index holds it (hex digits). */
-  results(
-    caller: Caller,
+  /**
+   * A processed block's results for each of the keys (absent: none), read at once, and its hash as the
+   * index holds it (hex digits).
+   */
+  resultsOfKeys(
+    keyHashes: readonly (string | null)[],
     number: number,
     version: WatchVersion,
-  ): Promise<{ hash: string; results: unknown[] }>;
+  ): Promise<{ hash: string; results: Map<string | null, unknown[]> }>;
 }
 
 export interface ProducerEvents {
@@ -71,8 +73,6 @@ export interface Producer {
   stop(): Promise<void>;
 }
 
-const callerOf = (keyHash: string | null): Caller => ({ key: null, keyHash, rate: undefined });
-
 export function startProducer(options: ProducerOptions): Producer {
   const { outbox, watch, head, log } = options;
   const warn = warnEveryMinute(log, "webhook deliveries could not be made; retrying");
@@ -91,25 +91,38 @@ export function startProducer(options: ProducerOptions): Producer {
     const hash = await options.indexedHash(n);
     const canonical = head.canonicalHash(n);
     if (hash === undefined || (canonical !== undefined && hashDigits(canonical) !== hash)) return undefined;
-    const groups = new Map<string, EndpointTarget[]>();
+    // The endpoints of each version by key: a key's results are read once, shared by its endpoints.
+    const groups = new Map<WatchVersion, Map<string | null, EndpointTarget[]>>();
     for (const e of endpoints) {
-      const key = `${e.keyHash ?? ""}\u0000${e.version}`;
-      const group = groups.get(key);
+      let byKey = groups.get(e.version);
+      if (!byKey) {
+        byKey = new Map();
+        groups.set(e.version, byKey);
+      }
+      const group = byKey.get(e.keyHash);
       if (group) group.push(e);
-      else groups.set(key, [e]);
+      else byKey.set(e.keyHash, [e]);
     }
     const deliveries: NewDelivery[] = [];
-    for (const group of groups.values()) {
-      const { keyHash, version } = group[0]!;
-      const read = await watch.results(callerOf(keyHash), Number(n), version);
+    for (const [version, byKey] of groups) {
+      const read = await watch.resultsOfKeys([...byKey.keys()], Number(n), version);
       // Rewound and written again between the two reads: made on the next pass.
       if (read.hash !== hash) return undefined;
-      if (read.results.length === 0) continue;
-      const block = { number: Number(n), hash: resultsBlockHash(read.results) ?? canonical ?? hash };
-      const bodies = deliveryBodies("block", options.chain, block, read.results);
-      for (const e of group)
-        for (const body of bodies)
-          deliveries.push({ endpointId: e.endpointId, kind: "block", blockNumber: n, blockHash: hash, body });
+      for (const [keyHash, group] of byKey) {
+        const results = read.results.get(keyHash);
+        if (!results || results.length === 0) continue;
+        const block = { number: Number(n), hash: resultsBlockHash(results) ?? canonical ?? hash };
+        const bodies = deliveryBodies("block", options.chain, block, results);
+        for (const e of group)
+          for (const body of bodies)
+            deliveries.push({
+              endpointId: e.endpointId,
+              kind: "block",
+              blockNumber: n,
+              blockHash: hash,
+              body,
+            });
+      }
     }
     return { hash, deliveries };
   }

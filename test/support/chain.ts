@@ -13,6 +13,7 @@ import {
   type TransactionResponse,
   Wallet,
 } from "ethers";
+import type { Engine } from "../../src/engine/engineApi";
 import { compileContracts } from "./solc";
 
 export const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";
@@ -264,5 +265,17 @@ export async function populateChain(url: string): Promise<ChainFixture> {
     },
     bigBlock,
     head,
+  };
+}
+
+/**
+ * The engine's interface (src/engine/engineApi.ts) straight to a node, for tests that build a family's
+ * parts by hand (a watch matcher reading a block's traces): every call goes to the node, nothing is cached.
+ */
+export function nodeEngine(url: string): Engine {
+  const call = rpc(url);
+  return {
+    call: async (method, params) => ({ raw: JSON.stringify(await call(method, params)) }),
+    readStored: () => false,
   };
 }

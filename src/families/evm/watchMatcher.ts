@@ -8,11 +8,12 @@ import { LRUCache } from "lru-cache";
 import { callText } from "../../engine/engineApi";
 import { rfc3339 } from "../../json";
 import { TransferKind } from "../../transferKind";
-import type {
-  FilterResultOut,
-  ProcessedBlock,
-  WatchMatcher,
-  WatchMatcherOptions,
+import {
+  byKeyHash,
+  type FilterResultOut,
+  type ProcessedBlock,
+  type WatchMatcher,
+  type WatchMatcherOptions,
 } from "../../watch/watchMatcher";
 import { quantity } from "./blockRef";
 import { blockTraces } from "./blockTraces";
@@ -22,7 +23,12 @@ import {
   internalTransfersOfCallTraces,
   internalTransfersOfParity,
 } from "./internalTransfers";
-import { APPROVAL_KIND, createWatchMatchQueries, type MovementMatch } from "./watchMatchQueries";
+import {
+  APPROVAL_KIND,
+  createWatchMatchQueries,
+  type MovementMatch,
+  type NativeFilter,
+} from "./watchMatchQueries";
 
 /** Blocks whose internal transfers are kept (by hash: a block's traces never change). */
 const INTERNAL_BLOCKS_KEPT = 256;
@@ -101,47 +107,59 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
     return list.map((receipt, i) => transactionFee(receipt, transactions[i]!).fee);
   }
 
-  /** The internal transfers that move the native coin of one of the key's filters, as sortable results. */
+  /**
+   * The internal transfers that move the native coin of one of the keys' filters, as sortable results, each
+   * with its filter's key.
+   */
   async function internalResults(
-    keyHash: string | null,
+    keyHashes: readonly (string | null)[],
     block: ProcessedBlock,
     internal: InternalTransfer[],
-  ): Promise<Keyed[]> {
+  ): Promise<{ keyHash: string | null; keyed: Keyed }[]> {
     const addresses = [...new Set(internal.flatMap((t) => [t.from, t.to]))];
-    const watching = new Map<string, { filterId: string; address: string }[]>();
-    for (const f of await queries.nativeFilters(keyHash, addresses)) {
+    const watching = new Map<string, NativeFilter[]>();
+    for (const f of await queries.nativeFilters(keyHashes, addresses)) {
       watching.set(f.address, [...(watching.get(f.address) ?? []), f]);
     }
     const matched = internal.flatMap((t) => {
-      const targets = new Map<string, { filterId: string; address: string }>();
+      const targets = new Map<string, NativeFilter>();
       for (const f of [...(watching.get(t.from) ?? []), ...(watching.get(t.to) ?? [])])
         targets.set(f.filterId, f);
       return [...targets.values()].map((f) => ({ t, f }));
     });
     const feeOf = matched.length > 0 ? await fees(block.number) : [];
     return matched.map(({ t, f }) => ({
-      key: [t.transactionIndex, 1, t.order, f.filterId],
-      out: result(
-        {
-          filterId: f.filterId,
-          filterAddress: f.address,
-          kind: TransferKind.trx,
-          transactionIndex: t.transactionIndex,
-          logIndex: t.order,
-          transactionHash: t.transactionHash,
-          contract: null,
-          from: t.from,
-          to: t.to,
-          value: t.value.toString(),
-          fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
-          error: false,
-          symbol: null,
-          decimals: null,
-        },
-        block,
-      ),
+      keyHash: f.keyHash,
+      keyed: {
+        key: [t.transactionIndex, 1, t.order, f.filterId],
+        out: result(
+          {
+            filterId: f.filterId,
+            filterAddress: f.address,
+            kind: TransferKind.trx,
+            transactionIndex: t.transactionIndex,
+            logIndex: t.order,
+            transactionHash: t.transactionHash,
+            contract: null,
+            from: t.from,
+            to: t.to,
+            value: t.value.toString(),
+            fee: (feeOf[t.transactionIndex] ?? 0n).toString(),
+            error: false,
+            symbol: null,
+            decimals: null,
+          },
+          block,
+        ),
+      },
     }));
   }
+
+  /** An indexed movement's result with where it sorts in check_v2's list. */
+  const own = (m: MovementMatch, block: ProcessedBlock): Keyed => ({
+    key: [m.transactionIndex, 0, m.logIndex, m.filterId],
+    out: result(m, block),
+  });
 
   /**
    * check_v2's list for a block: the indexed movements and the internal value transfers, sorted; the first
@@ -154,13 +172,27 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
     ]);
     // Sort keys: the transaction, then its own movements (native first, then by log) before the value
     // its execution moved, then the filter.
-    const keyed: Keyed[] = matches.map((m) => ({
-      key: [m.transactionIndex, 0, m.logIndex, m.filterId],
-      out: result(m, block),
-    }));
-    if (internal.length > 0) for (const k of await internalResults(keyHash, block, internal)) keyed.push(k);
+    const keyed = matches.map((m) => own(m, block));
+    if (internal.length > 0)
+      for (const k of await internalResults([keyHash], block, internal)) keyed.push(k.keyed);
     keyed.sort(byKey);
     return (limit === undefined ? keyed : keyed.slice(0, limit)).map((k) => k.out);
+  }
+
+  /** check_v2's lists of a block for several keys: their movements read once, the block's traces once. */
+  async function resultsV2OfKeys(keyHashes: readonly (string | null)[], block: ProcessedBlock) {
+    const [matches, internal] = await Promise.all([
+      queries.matchesOfKeys(keyHashes, block.number),
+      internalTransfers(block),
+    ]);
+    const moved = internal.length > 0 ? await internalResults(keyHashes, block, internal) : [];
+    const owned = matches.map((m) => ({ keyHash: m.keyHash, keyed: own(m, block) }));
+    const keyed = byKeyHash(
+      [...owned, ...moved],
+      (k) => k.keyHash,
+      (k) => k.keyed,
+    );
+    return new Map([...keyed].map(([key, list]) => [key, list.sort(byKey).map((k) => k.out)]));
   }
 
   return {
@@ -171,6 +203,17 @@ export function createEvmWatchMatcher(options: WatchMatcherOptions): WatchMatche
       // The page's first offset + limit results hold at most that many indexed matches: no more are read.
       const first = await resultsV2(keyHash, block, page.offset + page.limit);
       return first.slice(page.offset, page.offset + page.limit);
+    },
+
+    async resultsOfKeys(keyHashes, block, version) {
+      if (keyHashes.length === 0) return new Map();
+      if (version === "v2") return resultsV2OfKeys(keyHashes, block);
+      const matches = await queries.matchesOfKeys(keyHashes, block.number);
+      return byKeyHash(
+        matches,
+        (m) => m.keyHash,
+        (m) => result(m, block),
+      );
     },
   };
 }

@@ -11,11 +11,12 @@
  */
 import { rfc3339 } from "../../json";
 import { TransferKind } from "../../transferKind";
-import type {
-  FilterResultOut,
-  ProcessedBlock,
-  WatchMatcher,
-  WatchMatcherOptions,
+import {
+  byKeyHash,
+  type FilterResultOut,
+  type ProcessedBlock,
+  type WatchMatcher,
+  type WatchMatcherOptions,
 } from "../../watch/watchMatcher";
 import { tronAddresses } from "./addresses";
 import { readTrc20Metadata } from "./tokenReads";
@@ -69,6 +70,15 @@ export function createTronWatchMatcher(options: WatchMatcherOptions): WatchMatch
     async results(keyHash, block, version, page) {
       const matches = await queries.matches(keyHash, block.number, version === "v2", page);
       return matches.map((m) => result(m, block));
+    },
+
+    async resultsOfKeys(keyHashes, block, version) {
+      const matches = await queries.matchesOfKeys(keyHashes, block.number, version === "v2");
+      return byKeyHash(
+        matches,
+        (m) => m.keyHash,
+        (m) => result(m, block),
+      );
     },
 
     /**

@@ -10,14 +10,15 @@
  */
 import type { ChainInfo } from "../../blockchain";
 import { rfc3339 } from "../../json";
-import type {
-  FilterResultOut,
-  ProcessedBlock,
-  WatchMatcher,
-  WatchMatcherOptions,
+import {
+  byKeyHash,
+  type FilterResultOut,
+  type ProcessedBlock,
+  type WatchMatcher,
+  type WatchMatcherOptions,
 } from "../../watch/watchMatcher";
 import { createBulkReads } from "./bulkReads";
-import { createUtxoWatchQueries } from "./watchMatchQueries";
+import { createUtxoWatchQueries, type NetMatch } from "./watchMatchQueries";
 
 export type Direction = "deposit" | "withdrawal" | "unknown";
 
@@ -66,6 +67,19 @@ export function createUtxoWatchMatcher(options: WatchMatcherOptions): WatchMatch
   const { chain } = options;
   const queries = options.guard(createUtxoWatchQueries(options.sql));
   const bulk = options.guard(createBulkReads(options.sql));
+
+  /** A block's matches as results, in their order; the addresses their transactions pay read at once. */
+  async function resultsOf(matches: NetMatch[], block: ProcessedBlock): Promise<FilterResultOut[]> {
+    if (matches.length === 0) return [];
+    const paid = await queries.outputAddresses(block.number, [...new Set(matches.map((m) => m.position))]);
+    const where = {
+      hash: block.hash,
+      number: Number(block.number),
+      created_at: rfc3339(block.timestamp),
+    };
+    return matches.map((m) => filterResult(chain, { ...m, outputs: paid.get(m.position) ?? [] }, where));
+  }
+
   return {
     contracts: false,
     // During a bulk load the indexes by block and by address are dropped (bulkReads.ts): no block's
@@ -76,15 +90,18 @@ export function createUtxoWatchMatcher(options: WatchMatcherOptions): WatchMatch
     },
     async results(keyHash, block: ProcessedBlock, _version, page) {
       await bulk.refuse("watch filter results");
-      const matches = await queries.matches(keyHash, block.number, page);
-      if (matches.length === 0) return [];
-      const paid = await queries.outputAddresses(block.number, [...new Set(matches.map((m) => m.position))]);
-      const where = {
-        hash: block.hash,
-        number: Number(block.number),
-        created_at: rfc3339(block.timestamp),
-      };
-      return matches.map((m) => filterResult(chain, { ...m, outputs: paid.get(m.position) ?? [] }, where));
+      return resultsOf(await queries.matches(keyHash, block.number, page), block);
+    },
+
+    async resultsOfKeys(keyHashes, block) {
+      await bulk.refuse("watch filter results");
+      const matches = await queries.matchesOfKeys(keyHashes, block.number);
+      const results = await resultsOf(matches, block);
+      return byKeyHash(
+        matches,
+        (m) => m.keyHash,
+        (_, i) => results[i]!,
+      );
     },
   };
 }
