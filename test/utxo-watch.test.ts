@@ -24,6 +24,7 @@ import { utxoAddressesFor } from "../src/families/utxo/addresses";
 import { createUtxoWatchMatcher } from "../src/families/utxo/watchMatcher";
 import { toJson } from "../src/json";
 import { startLitecoind } from "./support/litecoind";
+import { expectResultsOfKeysAsEach } from "./support/resultsOfKeys";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil } from "./support/shared";
 import { until } from "./support/until";
@@ -344,22 +345,7 @@ describe("every key's results of a block at once (webhooks' producer)", () => {
       for (const t of truth.blocks.filter((x) => x.height <= last)) {
         const block = { number: BigInt(t.height), ...(await blocks.block(BigInt(t.height)))! };
         for (const version of ["v1", "v2"] as const) {
-          const all = await matcher.resultsOfKeys(keys, block, version);
-          const each = new Map<string | null, unknown[]>();
-          for (const key of keys) {
-            const results = await matcher.results(key, block, version);
-            if (results.length > 0) each.set(key, results);
-          }
-          const sorted = (m: Map<string | null, unknown>) => [...m.keys()].map(String).sort();
-          expect({ block: t.height, version, keys: sorted(all) }).toEqual({
-            block: t.height,
-            version,
-            keys: sorted(each),
-          });
-          expect({ block: t.height, all: Object.fromEntries(all) }).toEqual({
-            block: t.height,
-            all: Object.fromEntries(each),
-          });
+          const { all } = await expectResultsOfKeysAsEach(matcher, keys, block, version);
           // As check answers them (amounts as JSON numbers): the net rule's.
           const answered = (key: string) => JSON.parse(toJson(all.get(key) ?? []));
           expect(answered(a!)).toEqual(expectedBlock(t, KEY_A));

@@ -12,6 +12,7 @@ import { createEvmWatchMatcher } from "../src/families/evm/watchMatcher";
 import { nodeEngine, rpc } from "./support/chain";
 import { fillTokenBlocks, MOVEMENTS_ANVIL_ARGS, type Movements, makeMovements } from "./support/movements";
 import { startProxy } from "./support/proxy";
+import { expectResultsOfKeysAsEach } from "./support/resultsOfKeys";
 import { post, startTestService, type TestService } from "./support/service";
 import { newAnvil } from "./support/shared";
 import { until } from "./support/until";
@@ -428,22 +429,10 @@ describe("every key's results of a block at once (webhooks' producer)", () => {
       for (let n = 0; n <= head; n++) {
         const block = { number: BigInt(n), ...(await blocks.block(BigInt(n)))! };
         for (const version of ["v1", "v2"] as const) {
-          const all = await matcher.resultsOfKeys(keys, block, version);
-          const each = new Map<string | null, unknown[]>();
-          for (const key of keys) {
-            const results = await matcher.results(key, block, version);
-            if (results.length > 0) each.set(key, results);
+          const { each } = await expectResultsOfKeysAsEach(matcher, keys, block, version);
+          for (const [key, results] of each)
             for (const r of results)
               seen.add(`${version}:${key === null ? "open" : key.slice(0, 4)}:${r.type}`);
-          }
-          // The same keys (in any order: the map's is its results'), each with the same list.
-          const sorted = (m: Map<string | null, unknown>) => [...m.keys()].map(String).sort();
-          expect({ n, version, keys: sorted(all) }).toEqual({ n, version, keys: sorted(each) });
-          expect({ n, version, all: Object.fromEntries(all) }).toEqual({
-            n,
-            version,
-            all: Object.fromEntries(each),
-          });
         }
       }
       // The blocks hold every kind for the keys: a contract's filter's tokens, approvals, v2's internal
