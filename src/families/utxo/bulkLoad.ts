@@ -19,10 +19,9 @@
  *   scripthash is that of the first output paying it. Until it ends they cover the blocks below it only: the
  *   reads that depend on them are refused meanwhile (bulkReads.ts), and it writes no row before those reads
  *   know it began.
- * - The end (sql/utxo/015): the figures and each index are steps made several at once, each in a transaction
- *   of its own that records it in `bulk_load.finished` (they read the rows, none writes what another reads:
- *   on one connection, one after another, they left a core idle for a third of a bulk load's time); the
- *   primary keys and the end of `bulk_load` last, in one transaction. An end cut short makes only the steps
+ * - The end (sql/utxo/015): the figures and each index are steps made one after another, each in a transaction
+ *   of its own that records it in `bulk_load.finished` (they read the rows, none writes what another reads,
+ *   so they could run at once: FINISH_STEPS_AT_ONCE says why they do not); the primary keys and the end of `bulk_load` last, in one transaction. An end cut short makes only the steps
  *   not recorded, and is ended before anything else is written (`resume`).
  */
 import type { Sql } from "../../db/database";
@@ -107,8 +106,12 @@ async function unspendAboveEnd(sql: Sql | Tx): Promise<void> {
     where spent_block > (select last_block from indexer_state)`;
 }
 
-/** Steps of a bulk load's end made at once, each in a transaction of its own on a connection of its own. */
-const FINISH_STEPS_AT_ONCE = 3;
+/**
+ * Steps of a bulk load's end made at once, each in a transaction of its own on a connection of its own. One:
+ * on two cores, three at once cost PostgreSQL about 4 CPU-seconds more for the bench's 1,000 blocks and ended
+ * no sooner (README, the utxoindex figures). A machine with cores to spare may gain from more.
+ */
+const FINISH_STEPS_AT_ONCE = 1;
 /**
  * What a step's hashes and sorts may take in memory (PostgreSQL's default, 4 MB, sends the grouping of the
  * outputs' scripts and of the address rows to disk), and an index build's.
@@ -185,14 +188,15 @@ function finishSteps(from: string, last: string, definitions: Record<string, str
 
 /**
  * Makes each step not yet recorded made, FINISH_STEPS_AT_ONCE at once, each in its own transaction that
- * records it: a step made elsewhere meanwhile (a second instance ending the same load) rolls back. The
- * first failure stops the steps not started, once those under way settled.
+ * records it: a step made elsewhere meanwhile (a second instance ending the same load) rolls back. A step
+ * that fails does not keep the others from being made (they are independent); the first failure is thrown
+ * once every step was tried, and the next try makes only those not recorded.
  */
 async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> {
   let next = 0;
-  let failed = false;
+  const failures: unknown[] = [];
   const lane = async () => {
-    while (!failed && next < steps.length) {
+    while (next < steps.length) {
       const step = steps[next++]!;
       await sql
         .begin(async (tx) => {
@@ -205,14 +209,11 @@ async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> 
           if (recorded.count !== 1)
             throw new Error(`the bulk load's end step ${step.name} was made elsewhere`);
         })
-        .catch((error) => {
-          failed = true;
-          throw error;
-        });
+        .catch((error) => failures.push(error));
     }
   };
-  const lanes = await Promise.allSettled(Array.from({ length: FINISH_STEPS_AT_ONCE }, lane));
-  for (const result of lanes) if (result.status === "rejected") throw result.reason;
+  await Promise.all(Array.from({ length: FINISH_STEPS_AT_ONCE }, lane));
+  if (failures.length > 0) throw failures[0];
 }
 
 export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
