@@ -4,9 +4,12 @@
  * - an endpoint with `pending: true` gets a payment to a watched address as it enters the mempool (type
  *   `pending`, `block` null, the results as check later gives them for its block, with `"pending": true`),
  *   then the block's delivery once processed;
- * - an endpoint without `pending` gets the block's delivery only, exactly check's results of each block.
+ * - an endpoint without `pending` gets the block's delivery only, exactly check's results of each block;
+ * - a reorg deeper than CONFIRMATIONS (`invalidateblock` on the node, then a longer branch) drops blocks
+ *   whose deliveries were made: their results come again as `block.removed` (each with `"removed": true`,
+ *   lowest block first), then the new branch's blocks, exactly check's results of each after the reorg.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { type LitecoinNode, startLitecoind } from "./support/litecoind";
 import { post, startTestService, type TestService } from "./support/service";
@@ -27,6 +30,8 @@ const ENV = {
 const ARRIVE_MS = 20_000;
 /** How long one payment is given to arrive as pending before another is sent (the feed may not run yet). */
 const PENDING_TRY_MS = 5_000;
+/** Confirmations of the coins the reorg's payments spend: far deeper than the reorg. */
+const OLD_COIN_CONFIRMATIONS = 50;
 
 let node: LitecoinNode;
 let service: TestService;
@@ -59,6 +64,22 @@ async function mineAndSettle(): Promise<number> {
   return height;
 }
 
+/**
+ * Pays `amount` (coins, as the node writes them) to the watched address from a coin at least
+ * OLD_COIN_CONFIRMATIONS deep, the change and fee as the wallet sets them: a reorg of a few blocks leaves it
+ * valid at any height, where a coinbase matured in a dropped block would leave the mempool with the reorg.
+ */
+async function payFromOldCoin(amount: string): Promise<string> {
+  const [coin] = await node.rpc<{ txid: string; vout: number }[]>("listunspent", [OLD_COIN_CONFIRMATIONS]);
+  const raw = await node.rpc<string>("createrawtransaction", [
+    [{ txid: coin!.txid, vout: coin!.vout }],
+    [{ [watched]: amount }],
+  ]);
+  const funded = await node.rpc<{ hex: string }>("fundrawtransaction", [raw, { add_inputs: false }]);
+  const { hex } = await node.rpc<{ hex: string }>("signrawtransactionwithwallet", [funded.hex]);
+  return node.rpc<string>("sendrawtransaction", [hex]);
+}
+
 const accepted = (receiver: Receiver, count: number) =>
   until(
     `${count} deliveries accepted`,
@@ -75,6 +96,10 @@ beforeAll(async () => {
   expect((await watch("add", { address: watched })).status).toBe(200);
   await mineAndSettle();
 }, 120_000);
+
+afterAll(async () => {
+  await db?.end();
+});
 
 describe("deliveries on LTC", () => {
   test("pending results as a payment enters the mempool, then its block's; without pending, the block's only", async () => {
@@ -120,6 +145,71 @@ describe("deliveries on LTC", () => {
     await Bun.sleep(1_500);
     expect([pending.got.length, blocks.got.length]).toEqual([2, 1]);
     expect([...pending.forged, ...blocks.forged]).toEqual([]);
-    await db.end();
+  }, 120_000);
+
+  test("a reorg deeper than CONFIRMATIONS: the dropped blocks' results as block.removed, lowest first, then the new branch's", async () => {
+    const receiver = startReceiver();
+    await createEndpoint(service.url, { key: KEY, receiver });
+    // Two payments to the watched address, each in a block of its own, both processed and sent.
+    const first = await payFromOldCoin("2");
+    const [firstBlock] = await node.mine(1);
+    const fork = (await node.rpc<{ height: number }>("getblockheader", [firstBlock])).height;
+    const second = await payFromOldCoin("3");
+    expect(await mineAndSettle()).toBe(fork + 1);
+    const sent = await accepted(receiver, 2);
+    expect(sent.map((d) => d.body)).toEqual(
+      await Promise.all(
+        [fork, fork + 1].map(async (n) => {
+          const results = await checkAll(n);
+          return { type: "block", chain: "LTC", block: { number: n, hash: results[0].block.hash }, results };
+        }),
+      ),
+    );
+    expect(sent.map((d) => d.body.results.map((r: any) => r.transaction.hash))).toEqual([[first], [second]]);
+
+    // Both processed blocks and the one over them go (3 deep, past CONFIRMATIONS 1); both payments return
+    // to the mempool and the new branch mines them together in its first block.
+    const dropped = await node.rpc<string>("getblockhash", [fork + DEPTH + 1]);
+    await node.rpc("invalidateblock", [firstBlock]);
+    // Mined to another address: the same coinbase, transactions and second would make the dropped block again.
+    await node.rpc("generatetoaddress", [DEPTH + 3, await node.rpc<string>("getnewaddress")]);
+    expect(await node.rpc<number>("getblockcount")).toBe(fork + DEPTH + 2);
+    expect((await node.rpc<{ confirmations: number }>("getblockheader", [dropped])).confirmations).toBe(-1);
+    const processed = fork + DEPTH + 1;
+    await until(
+      "the new branch to be processed and made",
+      async () => {
+        const last = (await watch("lastBlockNumber", undefined, "GET")).json.block_number;
+        const [made] = await db`select last_block::int as n from webhook_progress`;
+        return last >= processed && made?.n >= processed ? true : undefined;
+      },
+      ARRIVE_MS,
+    );
+    const branch: unknown[] = [];
+    for (let n = fork; n <= processed; n++) {
+      const results = await checkAll(n);
+      const hash = await node.rpc<string>("getblockhash", [n]);
+      for (const r of results) expect(r.block.hash).toBe(hash);
+      if (results.length > 0)
+        branch.push({ type: "block", chain: "LTC", block: { number: n, hash }, results });
+    }
+    expect(
+      branch.map((body: any) => [body.block.number, body.results.map((r: any) => r.transaction.hash).sort()]),
+    ).toEqual([[fork, [first, second].sort()]]);
+    const removed = sent.map((d) => ({
+      ...d.body,
+      type: "block.removed",
+      results: d.body.results.map((r: object) => ({ ...r, removed: true })),
+    }));
+    // On a timeout, what did come is compared: the diff shows what is missing.
+    const got = await accepted(receiver, sent.length + removed.length + branch.length).catch(() =>
+      receiver.accepted(),
+    );
+    expect(got.map((d) => d.body)).toEqual([...sent.map((d) => d.body), ...removed, ...branch]);
+    // Each delivery an id of its own: a removal is not the block's delivery sent again.
+    expect(new Set(got.map((d) => d.id)).size).toBe(got.length);
+    await Bun.sleep(1_500);
+    expect(receiver.got.length).toBe(got.length);
+    expect(receiver.forged).toEqual([]);
   }, 120_000);
 });
