@@ -68,6 +68,11 @@ export interface Outbox {
   lastMade(): Promise<bigint | undefined>;
   /** Deliveries start after `block` (the first start only: another's start wins). */
   start(block: bigint): Promise<void>;
+  /**
+   * With no endpoint to make deliveries for: the progress moved to `block` at once (no block made one by one,
+   * nothing a reorg could take back), the made blocks' hashes forgotten.
+   */
+  skipTo(block: bigint): Promise<void>;
   endpoints(): Promise<EndpointTarget[]>;
   /** The lowest made block the index no longer holds as it was made (a reorg), if any. */
   forkedAt(): Promise<bigint | undefined>;
@@ -131,6 +136,14 @@ export function createOutbox(sql: Sql): Outbox {
     async start(block) {
       await sql`insert into webhook_progress (last_block) values (${block.toString()}::bigint)
         on conflict (only_row) do nothing`;
+    },
+
+    async skipTo(block) {
+      await sql.begin(async (q) => {
+        await q`insert into webhook_progress (last_block) values (${block.toString()}::bigint)
+          on conflict (only_row) do update set last_block = excluded.last_block`;
+        await q`delete from webhook_blocks`;
+      });
     },
 
     async endpoints() {

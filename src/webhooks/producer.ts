@@ -22,6 +22,12 @@ import type { EndpointTarget, NewDelivery, Outbox } from "./outbox";
 const PRODUCE_POLL_MS = 1_000;
 /** The most blocks one pass makes, so that a long backlog is made in steps. */
 const BLOCKS_PER_PASS = 100;
+/**
+ * With no endpoint at all, how often the progress is moved to the last processed block (at once, not block by
+ * block): a new endpoint is sent the blocks processed after that, so at most those of this long before it was
+ * made; meanwhile a pass reads the endpoints only (a bulk load's index would otherwise be asked every second).
+ */
+const IDLE_PROGRESS_MS = 10_000;
 /** How often the backlog's bound is applied and old finished deliveries are let go. */
 const UPKEEP_MS = 10_000;
 /** How long delivered and dropped deliveries are kept (their list, redelivery). */
@@ -80,6 +86,7 @@ export function startProducer(options: ProducerOptions): Producer {
   let again = false;
   let stopped = false;
   let lastUpkeep = 0;
+  let lastIdle = 0;
   const pending = openPending(options);
   head.onChange((change) => pending.changed(change));
 
@@ -133,6 +140,9 @@ export function startProducer(options: ProducerOptions): Producer {
       pending.stop();
       return false;
     }
+    const endpoints = await outbox.endpoints();
+    pending.keys(endpoints);
+    if (endpoints.length === 0) return idle();
     const [made, processed] = await Promise.all([outbox.lastMade(), watch.processedUpTo()]);
     if (made === undefined) {
       // The first start: only blocks processed from now on are sent (none yet: the index is empty, or the
@@ -150,8 +160,6 @@ export function startProducer(options: ProducerOptions): Producer {
       }
       return true;
     }
-    const endpoints = await outbox.endpoints();
-    pending.keys(endpoints);
     const end = processed - made > BLOCKS_PER_PASS ? made + BigInt(BLOCKS_PER_PASS) : processed;
     for (let n = made + 1n; n <= end && !stopped; n++) {
       const block = await blockDeliveries(n, endpoints);
@@ -160,6 +168,17 @@ export function startProducer(options: ProducerOptions): Producer {
     }
     await upkeep();
     return end < processed;
+  }
+
+  /** No endpoint: the progress follows the processed blocks every IDLE_PROGRESS_MS, with nothing made. */
+  async function idle(): Promise<boolean> {
+    if (Date.now() - lastIdle >= IDLE_PROGRESS_MS) {
+      lastIdle = Date.now();
+      const processed = await watch.processedUpTo();
+      if (processed >= 0n) await outbox.skipTo(processed);
+    }
+    await upkeep();
+    return false;
   }
 
   function delivered(count: number) {
