@@ -143,7 +143,9 @@ export function startProducer(options: ProducerOptions): Producer {
     const endpoints = await outbox.endpoints();
     pending.keys(endpoints);
     if (endpoints.length === 0) return idle();
-    const [made, processed] = await Promise.all([outbox.lastMade(), watch.processedUpTo()]);
+    // One after the other: a background loop takes one of the pool's connections at a time.
+    const made = await outbox.lastMade();
+    const processed = await watch.processedUpTo();
     if (made === undefined) {
       // The first start: only blocks processed from now on are sent (none yet: the index is empty, or the
       // head not known since this instance started; starting then would send every block there is).

@@ -15,8 +15,14 @@ import { signDelivery } from "./signature";
 
 /** How a lease outlasts an attempt's timeout: the time to write its outcome. */
 export const LEASE_MARGIN_MS = 5_000;
-/** How often the loop looks for due endpoints when it found none (a producer here wakes it at once). */
+/**
+ * How often the loop looks for due endpoints when it found none: from IDLE_POLL_MS, doubled while it finds
+ * none, up to IDLE_POLL_MAX_MS (a producer here wakes it at once; another instance's deliveries, and retries
+ * come due, wait at most that long). An idle instance so asks the database rarely, and its pool's other
+ * connections are let go (db/database.ts's idle timeout).
+ */
 const IDLE_POLL_MS = 500;
+const IDLE_POLL_MAX_MS = 5_000;
 /** The wait after the database failed a claim. */
 const CLAIM_RETRY_MS = 1_000;
 /** How often the operator's figures are read from the database. */
@@ -60,12 +66,14 @@ export function startSenders(options: SenderOptions): Senders {
   };
   const instance = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   let claims = 0;
+  let idleMs = IDLE_POLL_MS;
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let wakeUp: (() => void) | undefined;
   /** A wake that came while the loop was not asleep: its next sleep is skipped. */
   let woken = false;
   const wake = () => {
+    idleMs = IDLE_POLL_MS;
     if (wakeUp) wakeUp();
     else woken = true;
   };
@@ -135,9 +143,11 @@ export function startSenders(options: SenderOptions): Senders {
         continue;
       }
       if (claimed.length === 0) {
-        await sleep(IDLE_POLL_MS);
+        await sleep(idleMs);
+        idleMs = Math.min(idleMs * 2, IDLE_POLL_MAX_MS);
         continue;
       }
+      idleMs = IDLE_POLL_MS;
       for (const one of claimed) {
         const task = attempt(one).finally(() => {
           inFlight.delete(task);

@@ -97,8 +97,10 @@ export async function startPostgres(
         ...(options.durable
           ? []
           : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+        // A run's services are stopped at its end (shared.ts's onTeardown), each holding up to its pool's 10
+        // connections (db/database.ts), with its background loops (the indexer, webhooks' senders) keeping them open.
         "-c",
-        "max_connections=300",
+        "max_connections=1000",
         ...(options.preload ? ["-c", `shared_preload_libraries=${options.preload.join(",")}`] : []),
         ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
       ]),
