@@ -150,6 +150,15 @@ describe("the API docs' examples", () => {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();
+      if (path.startsWith("/webhooks")) {
+        // The webhook routes act on the caller's own endpoints: the list answers (empty), making one with the
+        // example's URL is refused naming it (deposits.example.com resolves nowhere), and the example's id is
+        // no endpoint of this caller's: 404. Their answers with real endpoints: test/webhook-endpoints.test.ts.
+        const expected = path === "/webhooks" ? (method === "GET" ? 200 : 422) : 404;
+        expect({ path, method, status: response.status }).toEqual({ path, method, status: expected });
+        checked.push(path);
+        continue;
+      }
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
       if (path.startsWith("/node/stream/")) {
         const lines = text
@@ -177,6 +186,7 @@ describe("the API docs' examples", () => {
     );
     expect(checked).toContain("/watch_filters/remove");
     expect(checked).toContain("/node/stream/trace_block");
+    expect(checked.filter((p) => p.startsWith("/webhooks")).length).toBe(8);
   });
 
   test("every JSON-RPC method has an example, and each answers 200 with a result, not an error", async () => {

@@ -87,6 +87,15 @@ const WATCH_FILTER_PATHS = [
   "/watch_filters/lastBlockNumber",
   "/watch_filters/remove",
 ];
+/** The webhook routes: served where the watch filters are (their deliveries are watch-filter results). */
+const WEBHOOK_PATHS = [
+  "/webhooks",
+  "/webhooks/{id}",
+  "/webhooks/{id}/deliveries",
+  "/webhooks/{id}/deliveries/{delivery}/redeliver",
+  "/webhooks/{id}/rotate",
+  "/webhooks/{id}/test",
+];
 /** The series the index adds to /metrics (metrics.ts), whatever the family. */
 const INDEXER_SERIES = [
   "gateway_indexer_blocks_total",
@@ -481,6 +490,10 @@ describe("the index", () => {
         "schema_migrations",
         "transactions",
         "watch_filters",
+        "webhook_blocks",
+        "webhook_deliveries",
+        "webhook_endpoints",
+        "webhook_progress",
       ]);
       // The list above is what those files make, and nothing of the EVM's index (sql/evm/).
       const declared = files.flatMap((f) =>
@@ -686,6 +699,7 @@ describe("the OpenAPI document shows what the instance serves", () => {
         "/node/jsonrpc",
         ...DATA_OPERATIONS.map((name) => `/node/rest/${name}`),
         ...WATCH_FILTER_PATHS,
+        ...WEBHOOK_PATHS,
       ].sort(),
     );
     // The Esplora routes themselves are test/esplora.test.ts's: here, that each is under its tag.
@@ -696,6 +710,7 @@ describe("the OpenAPI document shows what the instance serves", () => {
       "node",
       "health",
       "watch_filters",
+      "webhooks",
       "esplora",
     ]);
     expect(doc.info.title).toBe("Blockchain data access service");
