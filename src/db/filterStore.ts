@@ -52,6 +52,9 @@ export interface FilterKeys {
 /** A key as stored: its SHA-256, or empty in open mode. */
 const storedKey = (keyHash: string | null) => keyHash ?? "";
 
+/** A key as the tables that belong to keys hold it (watch filters, webhook endpoints): its bytes. */
+export const keyBytes = (sql: Sql, keyHash: string | null) => sql`decode(${storedKey(keyHash)}, 'hex')`;
+
 export function filterKeys(sql: Sql, keys: string | null | readonly (string | null)[]): FilterKeys {
   if (keys === null || typeof keys === "string") {
     return { condition: sql`= decode(${storedKey(keys)}, 'hex')`, column: sql`` };
@@ -80,8 +83,7 @@ function filterOf(r: Record<string, unknown>): StoredFilter {
 }
 
 export function createFilterStore(sql: Sql): FilterStore {
-  /** The key as stored: its SHA-256, or empty in open mode. */
-  const key = (keyHash: string | null) => sql`decode(${keyHash ?? ""}, 'hex')`;
+  const key = (keyHash: string | null) => keyBytes(sql, keyHash);
   const columns = sql`filter_id::text, address, contract_address, with_approval, created_at`;
 
   return {

@@ -7,6 +7,7 @@
  */
 import type { TransactionSql } from "postgres";
 import type { Sql } from "./database";
+import { keyBytes } from "./filterStore";
 
 export type WebhookVersion = "v1" | "v2";
 
@@ -127,8 +128,7 @@ function deliveryOf(r: Row): StoredDelivery {
 }
 
 export function createWebhookStore(sql: Sql): WebhookStore {
-  /** The key as stored: its SHA-256, or empty in open mode. */
-  const key = (keyHash: string | null) => sql`decode(${keyHash ?? ""}, 'hex')`;
+  const key = (keyHash: string | null) => keyBytes(sql, keyHash);
   const endpointColumns = sql`endpoint_id::text, url, description, version, pending, created_at, failing_since`;
   /** The endpoint, if the key holds it. */
   const owned = (keyHash: string | null, endpointId: string) =>

@@ -5,6 +5,7 @@
  * attempt's outcome; the backlog's bound; old finished deliveries let go; the operator's figures.
  */
 import type { Sql } from "../db/database";
+import { keyOfRow } from "../db/filterStore";
 import { type DeliveryKind, newDeliveryId, removedBody } from "./bodies";
 import { FAILING_AFTER_MS } from "./schedule";
 
@@ -147,11 +148,12 @@ export function createOutbox(sql: Sql): Outbox {
     },
 
     async endpoints() {
-      const found = await sql`select endpoint_id::text as id, encode(key_hash, 'hex') as key, version, pending
+      const found = await sql`select endpoint_id::text as id, encode(key_hash, 'hex') as key_hash, version,
+          pending
         from webhook_endpoints order by created_at, endpoint_id`;
       return found.map((r) => ({
         endpointId: r.id as string,
-        keyHash: (r.key as string) === "" ? null : (r.key as string),
+        keyHash: keyOfRow(r),
         version: r.version as "v1" | "v2",
         pending: r.pending as boolean,
       }));
