@@ -213,6 +213,7 @@ export function buildDataPath(ctx: StartContext, parts: DataPathParts): DataPath
   // The Esplora API's reads: callers' reads of the index, so on the replica where there is one.
   const esplora = mempool?.createEsplora?.({
     engine,
+    chain,
     sql: database.read,
     guard: (queries) => guarded(queries, "all"),
     log,

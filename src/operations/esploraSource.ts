@@ -6,6 +6,7 @@
  * Blockstream's Esplora has them; the source owns what is read (its index, its node, its mempool) and the
  * JSON of each answer, in Esplora's shapes (amounts in satoshis).
  */
+import type { ChainInfo } from "../blockchain";
 import type { Sql } from "../db/database";
 import type { Engine } from "../engine/engineApi";
 import type { Logger } from "../log";
@@ -91,6 +92,7 @@ export interface EsploraSource {
 /** What a family's source is made of (compose/dataPath.ts hands it over). */
 export interface EsploraDeps {
   engine: Engine;
+  chain: ChainInfo;
   /** The index's database: callers' reads, so DATABASE_READ_URL's replica when set. */
   sql: Sql;
   /** Wraps the source's queries in the database guard (db/guardDatabase.ts). */

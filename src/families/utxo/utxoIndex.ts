@@ -14,15 +14,14 @@ import type { ChainInfo } from "../../blockchain";
 import type { Sql } from "../../db/database";
 import { callText, type Engine } from "../../engine/engineApi";
 import type { IndexFamily } from "../../indexer/indexFamily";
-import { addressNetworkOf } from "./addresses";
 import { decodeUtxoBlock, type FetchedUtxoBlock, settleBlock, type UtxoBlock } from "./decode";
-import { dialectOf, getblockParams, type NodeDialect } from "./dialect";
+import { getblockParams, type NodeDialect } from "./dialect";
 import { createUtxoIndexWriter, storedTimestamp } from "./indexWriter";
 import { isJsonString } from "./members";
+import { createNodeFormat } from "./nodeFormat";
 import { hashOf } from "./nodeProtocol";
 import { createPrevouts } from "./prevouts";
 import { decodeRawBlock, RawBlockError, type RawBlockFormat } from "./rawBlock";
-import { createScriptAddresser } from "./scriptAddress";
 
 /** A block as read: raw, with its header's answer and how to read it; or as the node's JSON (decode.ts). */
 export type UtxoBlockRead = { raw: string; header: string; format: RawBlockFormat } | FetchedUtxoBlock;
@@ -64,13 +63,6 @@ async function readRawBlock(engine: Engine, hash: string, dialect: NodeDialect, 
   return { raw: hex.slice(hex.indexOf('"') + 1, hex.lastIndexOf('"')), header, format };
 }
 
-/** How raw blocks of this chain, served by this node, are read; undefined: read its JSON instead. */
-function rawFormatOf(chain: ChainInfo, dialect: NodeDialect): RawBlockFormat | undefined {
-  const network = addressNetworkOf(chain.blockchain, chain.network);
-  if (network === undefined || dialect.client === "unknown") return undefined;
-  return { auxpow: dialect.client === "dogecoin-core", addressOf: createScriptAddresser(network, dialect) };
-}
-
 /** What the index keeps of a block read. */
 function decodeRead(read: UtxoBlockRead): UtxoBlock {
   return "raw" in read ? decodeRawBlock(read.raw, read.header, read.format) : decodeUtxoBlock(read);
@@ -101,21 +93,8 @@ export function createUtxoIndex(options: { sql: Sql; engine: Engine; chain: Chai
   const { sql, engine, chain } = options;
   const writer = createUtxoIndexWriter(sql);
   const prevouts = createPrevouts({ sql, engine });
-  let dialect: Promise<{ dialect: NodeDialect; format?: RawBlockFormat }> | undefined;
+  const nodeDialect = createNodeFormat(engine, chain);
   let firstBlock: bigint | undefined;
-
-  /** The node's dialect and how its raw blocks are read, once (again after a failed read). */
-  function nodeDialect(): Promise<{ dialect: NodeDialect; format?: RawBlockFormat }> {
-    if (dialect) return dialect;
-    const reading = callText(engine, "getnetworkinfo", [])
-      .then(dialectOf)
-      .then((d) => ({ dialect: d, format: rawFormatOf(chain, d) }));
-    dialect = reading;
-    reading.catch(() => {
-      if (dialect === reading) dialect = undefined;
-    });
-    return reading;
-  }
 
   /** Each block's running maximum of header times, from the stored block below the group. */
   async function stamp(blocks: readonly UtxoBlock[]): Promise<void> {

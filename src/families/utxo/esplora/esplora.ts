@@ -8,7 +8,7 @@
  * node, its prevouts from the index or the node, its fee its inputs minus its outputs.
  */
 import { callText, type Engine } from "../../../engine/engineApi";
-import { NodeError } from "../../../errors";
+import { NodeError, UpstreamProtocolError } from "../../../errors";
 import type {
   ChargeReads,
   EsploraDeps,
@@ -20,6 +20,7 @@ import { type BulkReads, createBulkReads } from "../bulkReads";
 import { outpointKey } from "../indexedOutputs";
 import type { MempoolFollower } from "../mempoolFollower";
 import type { MempoolReads } from "../mempoolStore";
+import { createNodeFormat, type NodeFormat } from "../nodeFormat";
 import {
   blockJson,
   type Confirmation,
@@ -40,7 +41,12 @@ import {
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolView } from "./mempoolView";
 import { merkleBranch } from "./merkle";
-import { readsAsTransaction, TX_DECODE_FAILED } from "./rawTransaction";
+import {
+  decodeTransaction,
+  RawTransactionError,
+  readsAsTransaction,
+  TX_DECODE_FAILED,
+} from "./rawTransaction";
 
 /** Bitcoin Core's RPC_INVALID_ADDRESS_OR_KEY: no such block, no such transaction (in the block named). */
 const NOT_FOUND = -5;
@@ -79,7 +85,7 @@ export function createUtxoEsplora(deps: EsploraDeps, follower: MempoolFollower):
   const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql, bulk));
   follower.hold();
   const mempool = createMempoolView(follower);
-  const reads = createReads(engine, queries);
+  const reads = createReads(engine, queries, createNodeFormat(engine, deps.chain));
   return {
     ...blockSource(engine, queries, reads),
     ...transactionSource(engine, queries, reads, mempool),
@@ -115,18 +121,36 @@ async function fromBlock(engine: Engine, txid: string, blockHash: string) {
     : parseNode<{ tx: (NodeTransaction & { hex: string })[] }>(text).tx.find((t) => t.txid === txid);
 }
 
-function createReads(engine: Engine, queries: EsploraQueries): Reads {
+function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => Promise<NodeFormat>): Reads {
+  /**
+   * A transaction of a block of the best chain (the index's word), read as the node serializes it and
+   * decoded here (rawTransaction.ts): the node's verbose answer of it costs the node and the service several
+   * times the work. Where the service does not know the node's client, its verbose answer.
+   */
+  async function ofBlock(txid: string, blockHash: string) {
+    const { format } = await nodeFormat();
+    const text = await maybe(engine, "getrawtransaction", [txid, format === undefined, blockHash]);
+    if (text === undefined) return fromBlock(engine, txid, blockHash);
+    if (format === undefined) return parseNode<NodeTransaction>(text);
+    try {
+      const tx = decodeTransaction(unquote(text), format.addressOf);
+      if (tx.txid === txid.toLowerCase()) return tx;
+      throw new UpstreamProtocolError(`the node answered transaction ${tx.txid} for ${txid}`);
+    } catch (error) {
+      if (!(error instanceof RawTransactionError)) throw error;
+      throw new UpstreamProtocolError(`the node's transaction ${txid} could not be read: ${error.message}`);
+    }
+  }
   /**
    * A transaction of the best chain or the mempool. The node's txindex keeps what a reorg dropped (with the
    * stale block's hash and 0 confirmations): Esplora knows only its chain and mempool, so that is not found.
    */
   async function transaction(txid: string, blockHash?: string) {
-    const text = await maybe(engine, "getrawtransaction", blockHash ? [txid, true, blockHash] : [txid, true]);
-    if (text === undefined) return blockHash === undefined ? undefined : fromBlock(engine, txid, blockHash);
+    if (blockHash !== undefined) return ofBlock(txid, blockHash);
+    const text = await maybe(engine, "getrawtransaction", [txid, true]);
+    if (text === undefined) return undefined;
     const tx = parseNode<NodeTransaction>(text);
-    return blockHash === undefined && tx.blockhash !== undefined && (tx.confirmations ?? 0) <= 0
-      ? undefined
-      : tx;
+    return tx.blockhash !== undefined && (tx.confirmations ?? 0) <= 0 ? undefined : tx;
   }
   /**
    * The prevouts of transactions: the index's, then the node's for outputs it does not hold, their

@@ -5,10 +5,16 @@
  * read as transactions here it refused for what they hold (-26: non-final, coinbase, hogex, tx-size-small,
  * bad-txns-vin-empty), the others with TX_DECODE_FAILED (-22).
  */
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { addressNetworkOf } from "../addresses";
+import { addressOf as addressOfNode } from "../decode";
+import { dialectOf } from "../dialect";
 import ltc from "../fixtures/litecoind-0.21.json";
 import mweb from "../fixtures/litecoind-0.21-mweb.json";
-import { readsAsTransaction } from "./rawTransaction";
+import recorded from "../fixtures/litecoind-0.21-raw.json";
+import { createScriptAddresser } from "../scriptAddress";
+import { type NodeTransaction, parseNode } from "./esploraJson";
+import { decodeTransaction, RawTransactionError, readsAsTransaction } from "./rawTransaction";
 
 const transactions = (answer: string) => (JSON.parse(answer).tx as { hex: string }[]).map((t) => t.hex);
 const [coinbase, segwit] = transactions(ltc.answers["getblock verbosity 2"]) as [string, string];
@@ -52,4 +58,72 @@ test("texts the node cannot read as a transaction", () => {
   };
   for (const [name, hex] of Object.entries(cases))
     expect([name, readsAsTransaction(hex)]).toEqual([name, false]);
+});
+
+/**
+ * decodeTransaction against the node's own verbose answers of the same bytes: every transaction of the
+ * recorded blocks (fixtures/litecoind-0.21-raw.json: every script type, nonstandard scripts, MWEB peg-ins
+ * and HogEx; fixtures/litecoind-0.21.json, fixtures/litecoind-0.21-mweb.json), in every member Esplora's
+ * JSON reads (esploraJson.ts).
+ */
+describe("decodeTransaction equals the node's verbose answer", () => {
+  const addressOf = createScriptAddresser(
+    addressNetworkOf("LTC", "regtest")!,
+    dialectOf(ltc.answers.getnetworkinfo),
+  );
+  /** What esploraJson.ts reads of a node's transaction, amounts as satoshis. */
+  const members = (tx: NodeTransaction) => ({
+    txid: tx.txid,
+    version: tx.version,
+    locktime: tx.locktime,
+    size: tx.size,
+    vsize: tx.vsize,
+    weight: tx.weight,
+    vin: tx.vin.map((i) =>
+      i.coinbase === undefined
+        ? {
+            txid: i.txid,
+            vout: i.vout,
+            scriptSig: i.scriptSig?.hex,
+            witness: i.txinwitness,
+            sequence: i.sequence,
+          }
+        : { coinbase: i.coinbase, witness: i.txinwitness, sequence: i.sequence },
+    ),
+    vout: tx.vout.map((o) => ({
+      value: o.value,
+      n: o.n,
+      script: o.scriptPubKey.hex,
+      address: addressOfNode(o.scriptPubKey),
+    })),
+    hex: tx.hex,
+  });
+  const blocks = [
+    ...recorded.blocks.map((b) => [`recorded block ${b.height}`, b.verbose] as const),
+    ["fixtures/litecoind-0.21.json", ltc.answers["getblock verbosity 2"]] as const,
+    ["fixtures/litecoind-0.21-mweb.json", mweb.answers["getblock verbosity 2"]] as const,
+  ];
+  test.each(blocks)("%s", (_name, verbose) => {
+    const txs = parseNode<{ tx: NodeTransaction[] }>(verbose).tx;
+    expect(txs.length).toBeGreaterThan(0);
+    for (const tx of txs) expect(members(decodeTransaction(tx.hex!, addressOf))).toEqual(members(tx));
+  });
+  test("the recorded blocks hold what the decoder must read", () => {
+    const all = blocks.flatMap(([, verbose]) => parseNode<{ tx: NodeTransaction[] }>(verbose).tx);
+    expect(all.some((t) => t.vin[0]!.coinbase !== undefined && t.vin[0]!.txinwitness)).toBe(true);
+    expect(all.some((t) => t.hex!.slice(8, 12) === "0001")).toBe(true);
+    expect(all.some((t) => t.hex!.slice(8, 12) === "0008")).toBe(true);
+    expect(all.some((t) => t.vout.some((o) => addressOfNode(o.scriptPubKey) === null))).toBe(true);
+  });
+  test("bytes that are no transaction of a block are refused", () => {
+    const cases: Record<string, string> = {
+      "not hex": "zz",
+      "a byte short": segwit.slice(0, -2),
+      "a byte past the end": `${segwit}00`,
+      "an unknown flag": withByte(segwit, 5, "02"),
+      "no inputs": "01000000000000000000",
+    };
+    for (const [name, hex] of Object.entries(cases))
+      expect(() => decodeTransaction(hex, addressOf), name).toThrow(RawTransactionError);
+  });
 });

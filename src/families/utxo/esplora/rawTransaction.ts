@@ -6,6 +6,8 @@
  * TX_DECODE_FAILED, so the Esplora API refuses it so without a node call. A transaction flagged with
  * Litecoin's MWEB data (flag 8) is read up to that data and left to the node, which alone reads it.
  */
+import type { ScriptAddresser } from "../scriptAddress";
+import type { NodeInput, NodeOutput, NodeTransaction } from "./esploraJson";
 
 /**
  * The node's refusal of a text it cannot read as a transaction (RPC_DESERIALIZATION_ERROR, -22), as Bitcoin
@@ -33,55 +35,68 @@ const WIDE = new Map([
   [0xff, { width: 8, least: 0x1_0000_0000 }],
 ]);
 
-/** Thrown where the bytes end early or hold what the node would not read; caught below. */
-const UNREAD = Symbol("unread");
+/** Thrown where the bytes end early or hold what the node would not read. */
+export class RawTransactionError extends Error {}
+
+/** A transaction's bytes and where the reading is; counts and lengths read canonical, as the node reads them. */
+class ByteReader {
+  at = 0;
+  constructor(readonly bytes: Buffer) {}
+  skip(count: number): number {
+    if (count > this.bytes.length - this.at)
+      throw new RawTransactionError(`the bytes end early at ${this.at}`);
+    const from = this.at;
+    this.at += count;
+    return from;
+  }
+  byte(): number {
+    return this.bytes[this.skip(1)]!;
+  }
+  compactSize(): number {
+    const first = this.byte();
+    const wide = WIDE.get(first);
+    if (wide === undefined) return first;
+    const at = this.skip(wide.width);
+    let value = 0;
+    for (let i = wide.width - 1; i >= 0; i--) value = value * 256 + this.bytes[at + i]!;
+    if (value < wide.least || value > MAX_SIZE) throw new RawTransactionError(`a count of ${value} at ${at}`);
+    return value;
+  }
+  /** A length-prefixed item's bounds. */
+  item(): { start: number; end: number } {
+    const length = this.compactSize();
+    const start = this.skip(length);
+    return { start, end: start + length };
+  }
+}
 
 /** Whether `hex` is a transaction the node would read; false for what it refuses with TX_DECODE_FAILED. */
 export function readsAsTransaction(hex: string): boolean {
   if (hex.length === 0 || hex.length % 2 !== 0 || !HEX.test(hex)) return false;
-  const bytes = Buffer.from(hex, "hex");
-  let at = 0;
-  const skip = (count: number) => {
-    if (count > bytes.length - at) throw UNREAD;
-    at += count;
-  };
-  const byte = () => {
-    skip(1);
-    return bytes[at - 1]!;
-  };
-  const compactSize = () => {
-    const first = byte();
-    const wide = WIDE.get(first);
-    if (wide === undefined) return first;
-    skip(wide.width);
-    let value = 0;
-    for (let i = 1; i <= wide.width; i++) value = value * 256 + bytes[at - i]!;
-    if (value < wide.least || value > MAX_SIZE) throw UNREAD;
-    return value;
-  };
+  const r = new ByteReader(Buffer.from(hex, "hex"));
   const inputs = () => {
-    const count = compactSize();
+    const count = r.compactSize();
     for (let i = 0; i < count; i++) {
-      skip(OUTPOINT_BYTES);
-      skip(compactSize());
-      skip(SEQUENCE_BYTES);
+      r.skip(OUTPOINT_BYTES);
+      r.item();
+      r.skip(SEQUENCE_BYTES);
     }
     return count;
   };
   const outputs = () => {
-    const count = compactSize();
+    const count = r.compactSize();
     for (let i = 0; i < count; i++) {
-      skip(VALUE_BYTES);
-      skip(compactSize());
+      r.skip(VALUE_BYTES);
+      r.item();
     }
   };
   try {
-    skip(VERSION_BYTES);
+    r.skip(VERSION_BYTES);
     let count = inputs();
     // An empty input list is the witness serialization's marker: its flags follow, then the real lists.
     let flags = 0;
     if (count === 0) {
-      flags = byte();
+      flags = r.byte();
       if (flags !== 0) {
         count = inputs();
         outputs();
@@ -93,8 +108,8 @@ export function readsAsTransaction(hex: string): boolean {
       flags ^= WITNESS_FLAG;
       let witnessed = false;
       for (let i = 0; i < count; i++) {
-        const items = compactSize();
-        for (let j = 0; j < items; j++) skip(compactSize());
+        const items = r.compactSize();
+        for (let j = 0; j < items; j++) r.item();
         witnessed ||= items > 0;
       }
       // The node refuses a witness flag with every input's witness empty.
@@ -102,10 +117,108 @@ export function readsAsTransaction(hex: string): boolean {
     }
     if (flags & ~MWEB_FLAG) return false;
     if (flags & MWEB_FLAG) return true;
-    skip(LOCK_TIME_BYTES);
-    return at === bytes.length;
+    r.skip(LOCK_TIME_BYTES);
+    return r.at === r.bytes.length;
   } catch (error) {
-    if (error === UNREAD) return false;
+    if (error instanceof RawTransactionError) return false;
     throw error;
   }
+}
+
+const HASH_BYTES = 32;
+/** The null outpoint's index (a coinbase's input). */
+const NULL_INDEX = 0xffff_ffff;
+const WITNESS_SCALE = 4;
+
+/** A 32-byte hash as the node writes it: byte-reversed hex. */
+const reversedHex = (bytes: Uint8Array) => Buffer.from(bytes).reverse().toString("hex");
+
+/**
+ * A transaction of a block, decoded from its serialization (`getrawtransaction <txid> false <block>`) into
+ * the members Esplora's JSON reads of the node's verbose answer (esploraJson.ts `NodeTransaction`), equal to
+ * them: the node writes those from the same bytes, and asking for its hex spares it building them (its
+ * verbose answer costs it and the service several times the work). The txid is the double SHA-256 of the
+ * serialization without witnesses (and Litecoin's MWEB data), reversed; weight its size without them times 3
+ * plus its size without MWEB data (BIP-141); addresses by the chain's codec as the node names them.
+ */
+export function decodeTransaction(hex: string, addressOf: ScriptAddresser): NodeTransaction {
+  const bytes = Buffer.from(hex, "hex");
+  if (bytes.length * 2 !== hex.length) throw new RawTransactionError("a transaction that is not hex");
+  const r = new ByteReader(bytes);
+  const version = bytes.readInt32LE(r.skip(VERSION_BYTES));
+  let listsStart = r.at;
+  let inputCount = r.compactSize();
+  let flags = 0;
+  if (inputCount === 0) {
+    flags = r.byte();
+    if (flags === 0) throw new RawTransactionError("a transaction without inputs");
+    listsStart = r.at;
+    inputCount = r.compactSize();
+  }
+  const vin: NodeInput[] = [];
+  for (let i = 0; i < inputCount; i++) {
+    const outpoint = r.skip(OUTPOINT_BYTES);
+    const script = r.item();
+    const sequence = bytes.readUInt32LE(r.skip(SEQUENCE_BYTES));
+    const index = bytes.readUInt32LE(outpoint + HASH_BYTES);
+    const hash = bytes.subarray(outpoint, outpoint + HASH_BYTES);
+    const scriptHex = bytes.toString("hex", script.start, script.end);
+    vin.push(
+      inputCount === 1 && index === NULL_INDEX && hash.every((b) => b === 0)
+        ? { coinbase: scriptHex, sequence }
+        : { txid: reversedHex(hash), vout: index, scriptSig: { hex: scriptHex }, sequence },
+    );
+  }
+  const vout: NodeOutput[] = [];
+  const outputCount = r.compactSize();
+  for (let n = 0; n < outputCount; n++) {
+    const value = bytes.readBigUInt64LE(r.skip(VALUE_BYTES));
+    const { start, end } = r.item();
+    const address = addressOf(bytes, start, end);
+    const scriptPubKey = { hex: bytes.toString("hex", start, end), ...(address === null ? {} : { address }) };
+    vout.push({ value, n, scriptPubKey });
+  }
+  const listsEnd = r.at;
+  if (flags & WITNESS_FLAG) {
+    for (const input of vin) {
+      const items = r.compactSize();
+      const witness: string[] = [];
+      for (let j = 0; j < items; j++) {
+        const { start, end } = r.item();
+        witness.push(bytes.toString("hex", start, end));
+      }
+      if (witness.length > 0) input.txinwitness = witness;
+    }
+  }
+  // Litecoin's MWEB data: in a block only the integrating transaction's null marker (rawBlock.ts).
+  let mwebBytes = 0;
+  if (flags & MWEB_FLAG) {
+    if (r.byte() !== 0) throw new RawTransactionError("a transaction with MWEB data");
+    mwebBytes = 1;
+  }
+  if (flags & ~(WITNESS_FLAG | MWEB_FLAG)) throw new RawTransactionError(`unknown flags ${flags}`);
+  const locktime = bytes.readUInt32LE(r.skip(LOCK_TIME_BYTES));
+  if (r.at !== bytes.length)
+    throw new RawTransactionError(`${bytes.length - r.at} bytes after the transaction`);
+  const size = bytes.length;
+  // Version, the input and output lists, lock time: the serialization without marker, flags and witnesses.
+  const stripped = Buffer.concat([
+    bytes.subarray(0, VERSION_BYTES),
+    bytes.subarray(listsStart, listsEnd),
+    bytes.subarray(size - LOCK_TIME_BYTES),
+  ]);
+  const hash = Bun.SHA256.hash(Bun.SHA256.hash(stripped) as Uint8Array) as Uint8Array;
+  const counted = flags & WITNESS_FLAG ? size - mwebBytes : stripped.length;
+  const weight = stripped.length * (WITNESS_SCALE - 1) + counted;
+  return {
+    txid: reversedHex(hash),
+    version,
+    locktime,
+    size,
+    vsize: Math.ceil(weight / WITNESS_SCALE),
+    weight,
+    vin,
+    vout,
+    hex,
+  };
 }
