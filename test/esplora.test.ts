@@ -924,6 +924,29 @@ describe("bounded work: parents read from the node, broadcasts", () => {
     expect(await node<string[]>("getrawmempool")).toContain(txid);
   });
 
+  test("a page of confirmed transactions reads their bytes from the node once, in their block; read again, nothing", async () => {
+    const { miner } = chain.addresses;
+    const history = chainHistoryOf(miner);
+    // A page this instance has not read: the oldest transactions of the miner's history.
+    const last = history.at(-PAGE - 1)!.txid;
+    const page = history.slice(-PAGE);
+    const path = `${proxied.url}/esplora/address/${miner}/txs/chain/${last}`;
+    const read = async () => {
+      const from = proxy.calls.length;
+      const answer = await fetch(path, { headers: { "x-api-key": KEY } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual(await expectedTransactions(page.map((t) => t.txid)));
+      // The instance's own reads of the head and the mempool go on meanwhile.
+      return proxy.calls.slice(from).filter((c) => c.method === "getrawtransaction");
+    };
+    const first = await read();
+    const blockOf = (txid: string) => truth.transactions.get(txid)!.blockHash;
+    expect(first.map((c) => [c.method, ...c.params]).sort()).toEqual(
+      page.map((t) => ["getrawtransaction", t.txid, false, blockOf(t.txid)]).sort(),
+    );
+    expect(await read()).toEqual([]);
+  });
+
   test("a transaction's parents are read from the node a few at a time, each once", async () => {
     const wanted = new Set(parents);
     let inFlight = 0;

@@ -250,7 +250,7 @@ export function createCache(options: {
     share: boolean,
   ): RawJson | undefined {
     if (raw === "null" || policy.unkept?.(raw)) return undefined;
-    if (policy.live && !live.keeps(policy.live, raw)) return undefined;
+    if (policy.live && !live.keeps(policy.live, raw, params)) return undefined;
     switch (policy.cache) {
       case "static":
         return keepFinal(key, raw, share);

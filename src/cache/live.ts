@@ -16,7 +16,7 @@ export interface LiveAnswers {
    */
   answer(key: string, entry: CacheEntry, live: LiveAnswer): RawJson | undefined;
   /** Whether a node's answer is kept (the family's `keeps`, noting the heights it reads). */
-  keeps(live: LiveAnswer, raw: string): boolean;
+  keeps(live: LiveAnswer, raw: string, params: readonly unknown[]): boolean;
 }
 
 /** What live answers read of the followed chain (cache.ts `CanonicalChain` has it). */
@@ -73,6 +73,6 @@ export function createLiveAnswers(options: {
       memory.set(key, { body, final: true, liveAt: hash });
       return body;
     },
-    keeps: (live, raw) => live.keeps(raw, notes),
+    keeps: (live, raw, params) => live.keeps(raw, notes, params),
   };
 }

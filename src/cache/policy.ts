@@ -100,8 +100,9 @@ export interface LiveAnswer {
   /**
    * Whether a node's answer is kept (a transaction in no block yet is not, nor one whose block the chain
    * left); it may note the height of the block the answer is about, for the answers naming only its hash.
+   * `params`: the call's, as the method's row normalized them.
    */
-  keeps(raw: string, heights: Pick<LiveChain, "noteHeight">): boolean;
+  keeps(raw: string, heights: Pick<LiveChain, "noteHeight">, params: readonly unknown[]): boolean;
   /** The kept answer as the node would give it at `chain`'s head; undefined: only the node can say. */
   now(stored: string, chain: LiveChain): string | undefined;
 }

@@ -82,15 +82,17 @@ describe("a block kept by hash, made live", () => {
     expect(blockLive.now(atTip["getblock 0"], left().chain)).toBe(atTip["getblock 0"]);
     expect(blockLive.now(atTip["getblockheader hex"], twoLater().chain)).toBe(atTip["getblockheader hex"]);
     const { noted } = twoLater();
-    expect(blockLive.keeps(atTip["getblock 0"], { noteHeight: (h, n) => void noted.set(h, n) })).toBe(true);
+    expect(blockLive.keeps(atTip["getblock 0"], { noteHeight: (h, n) => void noted.set(h, n) }, [])).toBe(
+      true,
+    );
   });
 
   test("every block answer is kept (off the main chain too), noting the block's height", () => {
     const noted = new Map<string, bigint>();
     const heights = { noteHeight: (hash: string, height: bigint) => void noted.set(hash, height) };
-    expect(blockLive.keeps(leftMainChain["getblock 2"], heights)).toBe(true);
+    expect(blockLive.keeps(leftMainChain["getblock 2"], heights, [])).toBe(true);
     expect(noted.get(recorded.block)).toBe(HEIGHT);
-    expect(blockLive.keeps('{"hash":"00"}', heights)).toBe(false);
+    expect(blockLive.keeps('{"hash":"00"}', heights, [])).toBe(false);
   });
 
   test("past the followed head (the node is ahead): the node answers", () => {
@@ -196,11 +198,22 @@ describe("a confirmed transaction kept by id, made live", () => {
 
   test("kept only once in a block of the main chain: not from the mempool, not off the chain, not hex", () => {
     const heights = { noteHeight() {} };
-    expect(transactionLive.keeps(atTip[forms[0]], heights)).toBe(true);
-    expect(transactionLive.keeps(atTip[forms[1]], heights)).toBe(true);
+    const txid = "1".repeat(64);
+    const block = "2".repeat(64);
+    expect(transactionLive.keeps(atTip[forms[0]], heights, [txid, true])).toBe(true);
+    expect(transactionLive.keeps(atTip[forms[1]], heights, [txid, true, block])).toBe(true);
     // Back in the mempool (no block), and asked in its block that left the chain (confirmations 0).
-    expect(transactionLive.keeps(leftMainChain[forms[0]], heights)).toBe(false);
-    expect(transactionLive.keeps(leftMainChain[forms[1]], heights)).toBe(false);
-    expect(transactionLive.keeps('"0200"', heights)).toBe(false);
+    expect(transactionLive.keeps(leftMainChain[forms[0]], heights, [txid, true])).toBe(false);
+    expect(transactionLive.keeps(leftMainChain[forms[1]], heights, [txid, true, block])).toBe(false);
+    // Hex without a block: its witnesses may change until it is mined.
+    expect(transactionLive.keeps('"0200"', heights, [txid, false])).toBe(false);
+    expect(transactionLive.keeps('"0200"', heights, [txid, false, null])).toBe(false);
+  });
+
+  test("hex asked in a block: kept, answered as it is whatever the head", () => {
+    const heights = { noteHeight() {} };
+    expect(transactionLive.keeps('"0200"', heights, ["1".repeat(64), false, "2".repeat(64)])).toBe(true);
+    for (const at of [twoLater(), replaced(), left()])
+      expect(transactionLive.now('"0200"', at.chain)).toBe('"0200"');
   });
 });

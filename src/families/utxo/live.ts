@@ -30,6 +30,8 @@ const BLOCK_MEMBERS = ["hash", "confirmations", "height", "previousblockhash", "
 /** What `keeps` reads of a block: they come before its transactions in every node's order. */
 const BLOCK_PLACE = ["hash", "height", "confirmations"] as const;
 const TRANSACTION_MEMBERS = ["blockhash", "confirmations"] as const;
+/** `getrawtransaction`'s block param (txid, verbose, blockhash). */
+const BLOCKHASH_PARAM = 2;
 
 /** Whether a block is on the main chain at the followed head; undefined when the head cannot tell. */
 function onMainChain(hash: string, height: bigint, storedConfirmations: bigint, chain: LiveChain) {
@@ -124,11 +126,14 @@ export const blockLive: LiveAnswer = {
  * `getrawtransaction <txid> true [blockhash]`: kept once in a block of the main chain (a transaction in the
  * mempool, or in a block that left the main chain, is the node's to answer); its `confirmations` counted
  * from its block's height, which the answer does not carry: the followed window's, or one noted from a
- * block answer (utxoFetch.ts reads the block's header for it). The hex form (verbose false) is not kept.
+ * block answer (utxoFetch.ts reads the block's header for it). The hex form (verbose false) is kept where
+ * the call names the block, and has nothing live: the block commits to its transactions' bytes, witnesses
+ * too (the node answers them for a block that left the main chain as well). Without a block it is not: a
+ * transaction's witnesses may change until it is mined.
  */
 export const transactionLive: LiveAnswer = {
-  keeps(raw) {
-    if (isJsonString(raw)) return false;
+  keeps(raw, _heights, params) {
+    if (isJsonString(raw)) return typeof params[BLOCKHASH_PARAM] === "string";
     const members = membersOf(raw, TRANSACTION_MEMBERS);
     const confirmations = integerAt(raw, members.get("confirmations"));
     return (
@@ -138,7 +143,7 @@ export const transactionLive: LiveAnswer = {
     );
   },
   now(stored, chain) {
-    if (isJsonString(stored)) return undefined;
+    if (isJsonString(stored)) return stored;
     const members = membersOf(stored, TRANSACTION_MEMBERS);
     const block = stringAt(stored, members.get("blockhash"));
     const confirmations = integerAt(stored, members.get("confirmations"));
