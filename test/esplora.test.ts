@@ -826,7 +826,16 @@ describe("a reorg", () => {
         chain_stats: statsJson(stats.chain),
         mempool_stats: statsJson(stats.mempool),
       });
+      // Their pages were read (and their transactions' JSON kept) before the reorg: the new chain's.
+      const history = chainHistoryOf(address).slice(0, PAGE);
+      expect(await json(`/address/${address}/txs/chain`)).toEqual(
+        await expectedTransactions(history.map((t) => t.txid)),
+      );
     }
+    // The new branch's block, a page of the index's transactions.
+    expect(await json(`/block/${reorg.added[0]}/txs/0`)).toEqual(
+      await expectedTransactions((await node("getblock", [reorg.added[0], 1])).tx),
+    );
   }, 120_000);
 });
 

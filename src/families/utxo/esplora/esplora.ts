@@ -7,6 +7,7 @@
  * index does not hold (the mempool, a block past the index's tip or before its first) is read from the
  * node, its prevouts from the index or the node, its fee its inputs minus its outputs.
  */
+import { LRUCache } from "lru-cache";
 import { callText, type Engine } from "../../../engine/engineApi";
 import { NodeError, UpstreamProtocolError } from "../../../errors";
 import type {
@@ -35,8 +36,9 @@ import {
   spentOutpoints,
   statsJson,
   statusJson,
-  transactionJson,
+  transactionBody,
   utxoJson,
+  withStatus,
 } from "./esploraJson";
 import { createEsploraQueries, type EsploraQueries, type Located } from "./esploraQueries";
 import { createMempoolView, type MempoolView } from "./mempoolView";
@@ -59,6 +61,11 @@ const VBYTES_PER_KVB = 1000;
  * half the node's RPC work queue (16 calls by default), so one request never fills it.
  */
 export const PARENT_READS_IN_FLIGHT = 8;
+/**
+ * Memory for the JSON of transactions of the index's blocks (about 4 KB each: 8,000 of them), so that a page
+ * read again is neither read from the node nor decoded and written again. Bounded in bytes, least recent out.
+ */
+const INDEXED_JSON_MAX_BYTES = 32 * 1024 * 1024;
 
 /** The node's answer, or undefined where it says there is no such block or transaction. */
 async function maybe(engine: Engine, method: string, params: unknown[]): Promise<string | undefined> {
@@ -108,6 +115,11 @@ interface Reads {
     txs: readonly { tx: NodeTransaction; located?: Located; confirmation: Confirmation }[],
     charge: ChargeReads,
   ): Promise<string[]>;
+  /**
+   * Esplora's JSON of transactions of the index's blocks, in their order (those the node has not are left
+   * out): kept once made, but their status (INDEXED_JSON_MAX_BYTES), the others read and made as `json` does.
+   */
+  indexedJson(items: readonly { txid: string; located: Located }[], charge: ChargeReads): Promise<string[]>;
 }
 
 /**
@@ -175,6 +187,21 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
     }
     return found;
   }
+  /** Transactions' JSON but their status, with their prevouts and fees (the index's, else inputs - outputs). */
+  async function bodiesOf(txs: readonly { tx: NodeTransaction; located?: Located }[], charge: ChargeReads) {
+    const found = await prevouts(
+      txs.map((t) => t.tx),
+      charge,
+    );
+    return txs.map(({ tx, located }) => {
+      const inputs = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
+      return transactionBody(tx, inputs, located?.fee ?? feeOf(tx, inputs) ?? 0n);
+    });
+  }
+  const indexed = new LRUCache<string, string>({
+    maxSize: INDEXED_JSON_MAX_BYTES,
+    sizeCalculation: (body, key) => body.length + key.length,
+  });
   return {
     async block(hash) {
       const text = await maybe(engine, "getblock", [hash, true]);
@@ -190,15 +217,26 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
       return { height: BigInt(height), hash: tx.blockhash, time };
     },
     async json(txs, charge) {
-      const found = await prevouts(
-        txs.map((t) => t.tx),
-        charge,
+      const bodies = await bodiesOf(txs, charge);
+      return txs.map(({ confirmation }, i) => withStatus(bodies[i]!, confirmation));
+    },
+    async indexedJson(items, charge) {
+      // A transaction's body in a block is its bytes', its prevouts' and its fee's: all fixed by the two.
+      const keys = items.map(({ txid, located }) => `${txid}:${located.hash}`);
+      const bodies = keys.map((key) => indexed.get(key));
+      const missing = items.flatMap((item, i) => (bodies[i] === undefined ? [{ ...item, i }] : []));
+      if (missing.length > 0) {
+        const txs = await Promise.all(missing.map(({ txid, located }) => transaction(txid, located.hash)));
+        const found = missing.flatMap((m, n) => (txs[n] ? [{ ...m, tx: txs[n]! }] : []));
+        const made = await bodiesOf(found, charge);
+        found.forEach(({ i }, n) => {
+          bodies[i] = made[n]!;
+          indexed.set(keys[i]!, made[n]!);
+        });
+      }
+      return items.flatMap(({ located }, i) =>
+        bodies[i] === undefined ? [] : [withStatus(bodies[i]!, located)],
       );
-      return txs.map(({ tx, located, confirmation }) => {
-        const inputs = spentOutpoints(tx).map((o) => found.get(outpointKey(o.txid, o.vout)));
-        const fee = located?.fee ?? feeOf(tx, inputs) ?? 0n;
-        return transactionJson(tx, inputs, fee, confirmation);
-      });
     },
   };
 }
@@ -256,10 +294,15 @@ function blockSource(engine: Engine, queries: EsploraQueries, reads: Reads) {
         header && header.confirmations >= 0
           ? { height: BigInt(header.height), hash, time: header.time }
           : undefined;
-      const [located, txs] = await Promise.all([
-        queries.locate(txids),
-        Promise.all(txids.map((txid) => reads.transaction(txid, hash))),
-      ]);
+      const located = await queries.locate(txids);
+      // A block of the best chain that the index holds: its transactions are the index's.
+      if (confirmation !== undefined && txids.every((txid) => located.get(txid)?.hash === hash)) {
+        return reads.indexedJson(
+          txids.map((txid) => ({ txid, located: located.get(txid)! })),
+          charge,
+        );
+      }
+      const txs = await Promise.all(txids.map((txid) => reads.transaction(txid, hash)));
       const found = txs.flatMap((tx) => (tx ? [{ tx, located: located.get(tx.txid), confirmation }] : []));
       return reads.json(found, charge);
     },
@@ -292,6 +335,8 @@ function transactionSource(engine: Engine, queries: EsploraQueries, reads: Reads
   };
   return {
     async transaction(txid: string, charge: ChargeReads) {
+      const located = (await queries.locate([txid])).get(txid);
+      if (located) return (await reads.indexedJson([{ txid, located }], charge))[0];
       const found = await find(txid);
       return found && (await reads.json([found], charge))[0];
     },
@@ -371,9 +416,8 @@ function scriptSource(queries: EsploraQueries, reads: Reads, mempool: MempoolVie
       // electrs: a last seen txid that is not in the history leaves nothing after it.
       if (lastSeen !== undefined && cursor === undefined) return [];
       const rows = await queries.history(address, cursor, limit);
-      const txs = await Promise.all(rows.map((r) => reads.transaction(r.txid, r.block.hash)));
-      return reads.json(
-        rows.flatMap((r, i) => (txs[i] ? [{ tx: txs[i]!, located: r.block, confirmation: r.block }] : [])),
+      return reads.indexedJson(
+        rows.map((r) => ({ txid: r.txid, located: r.block })),
         charge,
       );
     },

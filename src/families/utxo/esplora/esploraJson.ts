@@ -136,14 +136,14 @@ export function feeOf(tx: NodeTransaction, prevouts: readonly (Prevout | undefin
 }
 
 /**
- * A transaction as Esplora writes it (TransactionValue). `prevouts` are its inputs' outputs, in input order;
- * `weight`: the node's, or four times the size where the node gives none (no segwit: Dogecoin).
+ * A transaction as Esplora writes it (TransactionValue) up to its status, which alone changes while it is
+ * in a block: `{"txid":...,"fee":<fee>` (withStatus ends it). `prevouts` are its inputs' outputs, in input
+ * order; `weight`: the node's, or four times the size where the node gives none (no segwit: Dogecoin).
  */
-export function transactionJson(
+export function transactionBody(
   tx: NodeTransaction,
   prevouts: readonly (Prevout | undefined)[],
   fee: bigint,
-  confirmation: Confirmation,
 ): string {
   const vin = tx.vin.map((input, i) => inputJson(input, prevouts[i])).join(",");
   const vout = tx.vout
@@ -154,8 +154,22 @@ export function transactionJson(
   const weight = tx.weight ?? tx.size * 4;
   return (
     `{"txid":"${tx.txid}","version":${tx.version},"locktime":${tx.locktime},"vin":[${vin}],"vout":[${vout}],` +
-    `"size":${tx.size},"weight":${weight},"fee":${fee},"status":${statusJson(confirmation)}}`
+    `"size":${tx.size},"weight":${weight},"fee":${fee}`
   );
+}
+
+/** A transaction's body (transactionBody) with its status: Esplora's TransactionValue. */
+export const withStatus = (body: string, confirmation: Confirmation) =>
+  `${body},"status":${statusJson(confirmation)}}`;
+
+/** A transaction as Esplora writes it (TransactionValue). */
+export function transactionJson(
+  tx: NodeTransaction,
+  prevouts: readonly (Prevout | undefined)[],
+  fee: bigint,
+  confirmation: Confirmation,
+): string {
+  return withStatus(transactionBody(tx, prevouts, fee), confirmation);
 }
 
 /** What spends an output (SpendingValue): `{spent: false}` when nothing does. */
