@@ -292,10 +292,28 @@ describe("anvil_reorg deeper than the finality depth", () => {
         );
       const indexed = async () =>
         (await db`select '0x' || encode(hash, 'hex') as hash from blocks order by number`).map((r) => r.hash);
+      // anvil answers eth_sendTransaction once the transaction is in its pool and mines it a moment later
+      // (on a loaded machine, after the next one came: two in a block); the chain is read once the last is
+      // mined, else the index goes past the chain read and never equals it.
+      await until("the last transaction to be mined", async () =>
+        (await node<object | null>("eth_getTransactionReceipt", [sent[sent.length - 1]])) ? true : undefined,
+      );
       const before = await chainOf();
       await until("the index to reach the head", async () =>
         (await indexed()).join() === before.join() ? true : undefined,
       );
+      // The reorg drops blocks the service took as final: its finality has reached the node's (anvil: 64
+      // below the head, above the fork), so the reads below keep the final blocks' answers in every tier.
+      const nodeFinal = Number(
+        (await node<{ number: string }>("eth_getBlockByNumber", ["finalized", false])).number,
+      );
+      expect(nodeFinal).toBeGreaterThanOrEqual(before.length - DEPTH);
+      await until("the service to take the node's finalized block as final", async () => {
+        const health = (await (await fetch(`${service.url}/health`)).json()) as {
+          head: { finalized: number };
+        };
+        return health.head.finalized >= nodeFinal ? true : undefined;
+      });
       const filter = await served("eth_newBlockFilter", []);
       // Every block and receipt read through the service: the final ones kept in every tier.
       for (let h = 0; h < before.length; h++)

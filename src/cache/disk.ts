@@ -10,7 +10,9 @@
  *
  * A record about a block carries its height, and a heights index names the records of each height: a reorg
  * deeper than the finality depth drops the records from its fork up (`dropFrom`), in every process sharing
- * the directory.
+ * the directory: the one dropping misses them from the call on (they are misses until the drop commits);
+ * another sees the drop from its next event turn, when lmdb-js renews the read snapshot a turn's reads
+ * share (its README, resetReadTxn).
  */
 import { mkdirSync } from "node:fs";
 import { type Database, open, type RootDatabase } from "lmdb";

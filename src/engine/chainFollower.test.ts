@@ -36,13 +36,15 @@ const named = (raws: string[]) => short(raws.map(header));
 interface FakePool extends FollowedPool {
   /** The canonical chain now, by height: each block's JSON. */
   chain: string[];
+  /** The height the node's `finalized` tag names now; undefined: the node lacks the tag. */
+  finalized?: number;
   /** The heights the follower read, in order. */
   reads: bigint[];
   /** Reports a head, as an upstream's push or poll does. */
   push(raw: string): void;
 }
 
-/** An EVM node behind a pool: block reads by number from `chain`, no finality tags (an old client). */
+/** An EVM node behind a pool: block reads by number from `chain`; `finalized` as set, no `safe`. */
 function fakePool(): FakePool {
   const listeners: ((header: BlockHeader, upstream: string) => void)[] = [];
   const pool: FakePool = {
@@ -54,6 +56,9 @@ function fakePool(): FakePool {
     async call(method, params) {
       expect(method).toBe("eth_getBlockByNumber");
       const ref = params[0] as string;
+      if (ref === "finalized" && pool.finalized !== undefined) {
+        return { raw: pool.chain[pool.finalized]!, upstream: "upstream-1" };
+      }
       const n = evmBlockRefs.numberOf(ref);
       if (n === undefined) {
         const error = { code: -32602, message: `unknown block tag ${ref}` };
@@ -196,6 +201,33 @@ describe("the follower's reorg walk", () => {
     expect(head.droppedBranch(5n, header(B[2]!).hash)).toBeUndefined();
     expect(head.numberOf(header(B[0]!).hash)).toBe(3n);
     expect(head.numberOf(a(3).hash)).toBeUndefined();
+  });
+
+  test("a node's finalized block read lower before a reorg (the node amid it): the reorg is still past what was taken as final", async () => {
+    const pool = fakePool();
+    pool.chain = branch(4);
+    pool.finalized = 3;
+    const { head, reorgs, lines } = await follow(pool, 0);
+    expect(head.finalized()).toBe(3n);
+    // anvil_reorg rolls its chain back before it mines the new branch: its `finalized` read meanwhile is lower.
+    pool.finalized = 1;
+    await head.refresh();
+    expect(head.finalized()).toBe(1n);
+    pool.chain = branch(2, 5);
+    pool.push(B[2]!);
+    await head.refresh();
+    expect(reorgs).toEqual([3n]);
+    expect(lines).toEqual([
+      {
+        time: expect.any(String),
+        level: "error",
+        msg: "chain reorganization 2 blocks deep, past the finality depth: blocks from 3 up were taken as final; answers about them are dropped from every cache tier and the index is rewound",
+        from: "3",
+        depth: 2,
+        head: "5",
+        finalized: "3",
+      } as never,
+    ]);
   });
 
   test("a reorg within the depth is a warning; blocks below finality stay followed for a deeper one", async () => {

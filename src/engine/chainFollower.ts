@@ -153,6 +153,11 @@ export function createChainFollower(options: {
   const reorgListeners: ((from: bigint) => void)[] = [];
   const changeListeners: ((change: ChainChange) => void)[] = [];
   const finalListeners: ((final: bigint) => void)[] = [];
+  /**
+   * The highest block taken as final (the finality listeners were told, the cache kept answers about it for
+   * ever). Never lowered: a node amid a reorg (anvil_reorg rolls back before it mines), or one behind
+   * another, may name a lower `finalized` block for a moment, and `finalized()` follows it down.
+   */
   let lastFinal: bigint | undefined;
   let head: BlockHeader | undefined;
   let confirmedAt = 0;
@@ -268,15 +273,15 @@ export function createChainFollower(options: {
   }
 
   /** Logs a reorg: an error when it dropped a block taken as final (answers about it were kept for ever). */
-  function logReorg(removed: BlockHeader[], top: BlockHeader, finalBefore: bigint | undefined) {
+  function logReorg(removed: BlockHeader[], top: BlockHeader, takenFinal: bigint | undefined) {
     const from = removed[0]!.number;
     const fields = {
       from: from.toString(),
       depth: removed.length,
       head: top.number.toString(),
-      finalized: finalBefore?.toString(),
+      finalized: takenFinal?.toString(),
     };
-    if (finalBefore !== undefined && from <= finalBefore) {
+    if (takenFinal !== undefined && from <= takenFinal) {
       log.error(
         `chain reorganization ${removed.length} blocks deep, past the finality depth: blocks from ${from} up were taken as final; answers about them are dropped from every cache tier and the index is rewound`,
         fields,
@@ -287,7 +292,6 @@ export function createChainFollower(options: {
   /** Makes `top` the head, `incoming` canonical, and tells the listeners what changed. */
   function adopt(top: BlockHeader, incoming: Map<bigint, BlockHeader>, changedFrom: bigint | undefined) {
     const previous = head;
-    const finalBefore = previous ? finalAt(previous.number) : undefined;
     const removed: BlockHeader[] = [];
     if (previous && changedFrom !== undefined) {
       for (let n = changedFrom; n <= previous.number; n++) {
@@ -317,7 +321,7 @@ export function createChainFollower(options: {
       if (block) added.push(block);
     }
     if (removed.length > 0) {
-      logReorg(removed, top, finalBefore);
+      logReorg(removed, top, lastFinal);
       reorged(removed[0]!.number);
     }
     const change = { removed, added };
