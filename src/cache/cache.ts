@@ -5,8 +5,10 @@
  *  - answers about unfinalized blocks stay in memory for about one block time, tied to the block they are
  *    about (its number and hash): an entry whose block is no longer the canonical one at its height is a
  *    miss, and a reorg drops every entry at or above the fork;
- *  - a reorg deeper than the finality depth drops the final answers about blocks from its fork up too, in
- *    every tier (each keeps the height of the block a final answer is about, where it is about one);
+ *  - a reorg drops the final answers about blocks from its fork up too (each tier keeps the height of the
+ *    block a final answer is about, where it is about one): in memory, only one deeper than the finality
+ *    depth reaches any; on disk and in the fleet's tier, shared with processes whose finality may be deeper,
+ *    any reorg may;
  *  - `null` and errors are never kept, nor anything about a block the chain has not reached.
  * A hit is the answer's bytes as stored, spliced into the response without parsing; where its policy has
  * `live` members (a Bitcoin-family block by hash: its confirmations), with those members as the node would
@@ -34,7 +36,7 @@ export interface SharedTier {
   get(key: string): Promise<string | undefined>;
   /** `height`: the block the answer is about, where it is about one (dropFrom drops it). */
   set(key: string, body: Uint8Array, height?: bigint): void;
-  /** Drops the answers about blocks at or above `height` (a reorg past the finality depth): true once done. */
+  /** Drops the answers about blocks at or above `height` (after any reorg): true once done. */
   dropFrom(height: bigint): Promise<boolean>;
   /** A verified value that failed the checks of a node's answer: counted as bad. */
   refused(): void;
@@ -112,34 +114,46 @@ export function createCache(options: {
   const awaitingFinality = new Map<bigint, string[]>();
   const live = createLiveAnswers({ chain, memory, maxHeights: MAX_NOTED_HEIGHTS, asStored });
 
-  /** The last final block seen: a reorg at or below it dropped blocks taken as final. */
-  let finalSeen: bigint | undefined;
   /**
-   * While the fleet's tier drops a deep reorg's answers, or after it could not: the lowest height dropped.
+   * While the fleet's tier drops a reorg's answers, or after it could not: the lowest height dropped.
    * The fleet's answers by height at or above it are misses (another instance may still write a stale one,
    * until its own follower sees the reorg), those naming their block are checked against the chain.
    */
   let sharedFloor: bigint | undefined;
+  /** Drops of the fleet's tier under way: a failed one is made again only once none is. */
+  let sharedDrops = 0;
 
+  // Memory holds only this process's answers, but the disk directory is shared by the workers (cluster/)
+  // and the fleet's tier by the instances: one whose finality is deeper (another upstream, or this one
+  // lagging) may have kept final answers from the fork up, however far above this process's own finality.
+  // Both tiers are dropped on every reorg, then; with nothing there to drop, each is one indexed lookup
+  // (disk.ts, fleet/sharedCache.ts).
   chain.onReorg((from) => {
     memory.dropFrom(from);
-    // Above the last final block seen, nothing was kept final (none seen yet: it may have been, on disk).
-    if (finalSeen !== undefined && from > finalSeen) return;
     void disk?.dropFrom(from);
-    if (!shared) return;
-    sharedFloor = sharedFloor === undefined || from < sharedFloor ? from : sharedFloor;
-    void shared.dropFrom(from).then((done) => {
-      if (done) sharedFloor = undefined;
-    });
+    dropShared(from);
   });
   chain.onFinalized(promote);
+
+  function dropShared(from: bigint) {
+    if (!shared) return;
+    sharedFloor = sharedFloor === undefined || from < sharedFloor ? from : sharedFloor;
+    sharedDrops++;
+    void shared.dropFrom(from).then((done) => {
+      sharedDrops--;
+      // Only a drop from the floor down lifts it: one from higher up, ending first, left answers below it.
+      if (done && sharedFloor !== undefined && from <= sharedFloor) sharedFloor = undefined;
+    });
+  }
 
   /**
    * Answers kept while their block was not final, whose block now is: final in memory, and on disk, so a
    * restart finds them (they would have gone when their block left the follower's window).
    */
   function promote(final: bigint) {
-    finalSeen = final;
+    // A drop the fleet's Redis missed (down, or late) is made again as the chain moves: else every answer
+    // from its floor up, the newest blocks', would miss the fleet's tier until the next reorg.
+    if (sharedFloor !== undefined && sharedDrops === 0) dropShared(sharedFloor);
     for (const [number, keys] of awaitingFinality) {
       if (number > final) continue;
       awaitingFinality.delete(number);

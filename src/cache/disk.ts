@@ -9,8 +9,10 @@
  * to the back of the order, so eviction approximates least-recently-used without a write per read.
  *
  * A record about a block carries its height, and a heights index names the records of each height: a reorg
- * deeper than the finality depth drops the records from its fork up (`dropFrom`), in every process sharing
- * the directory: the one dropping misses them from the call on (they are misses until the drop commits);
+ * drops the records from its fork up (`dropFrom`; on every reorg, as another process sharing the directory
+ * may have kept final records above this one's finality: with none there, it is one seek of the heights
+ * index in a write transaction that writes nothing), in every process sharing the directory: the one
+ * dropping misses them from the call on (they are misses until the drop commits);
  * another sees the drop from its next event turn, when lmdb-js renews the read snapshot a turn's reads
  * share (its README, resetReadTxn).
  */
@@ -72,7 +74,7 @@ export interface DiskTier {
   read(key: string, use: (body: Uint8Array) => void): boolean;
   /** `height`: the block the answer is about, where it is about one (dropFrom drops it). */
   set(key: string, body: Uint8Array, height?: bigint): void;
-  /** Drops the records about blocks at or above `height` (a reorg past the finality depth); how many. */
+  /** Drops the records about blocks at or above `height` (after a reorg); how many. */
   dropFrom(height: bigint): Promise<number>;
   /** Bytes of pages in use, and the data file's size. */
   usage(): { usedBytes: number; fileBytes: number; entries: number };

@@ -12,7 +12,9 @@
  *
  * An answer about a block is also named, by its key, in a sorted set scored by the block's height (the
  * heights of the last HEIGHTS_KEPT blocks written, the reach of a reorg the chain follower can walk): a reorg
- * deeper than the finality depth deletes the values from its fork up, so no instance reads them again.
+ * deletes the values from its fork up, so no instance reads them again. Any reorg an instance sees does,
+ * as another instance's finality may be deeper than its own: with nothing to delete, that is one
+ * ZRANGEBYSCORE on the sorted set (a seek, never a scan of the keyspace) in one round trip.
  */
 import { createSigner, MAC_HEX_LENGTH, type Signer } from "./mac";
 import type { Fleet } from "./redis";
@@ -45,7 +47,7 @@ export interface SharedCache {
   /** Shares a final answer (about block `height`, where it is about one); never waits nor fails the caller. */
   set(key: string, body: Uint8Array, height?: bigint): void;
   /**
-   * Deletes the answers about blocks at or above `height` (a reorg past the finality depth); never fails.
+   * Deletes the answers about blocks at or above `height` (after a reorg); never fails.
    * Resolves true once done, false when Redis could not be reached for all of it.
    */
   dropFrom(height: bigint): Promise<boolean>;
