@@ -12,14 +12,13 @@
  *   row just written); the others are marked as the group writer does, in the spending group's transaction.
  *   A spender's group may then not commit when the output's did (a failure, a crash): `resume` unspends what
  *   blocks above the index's end spent.
- * - Figures: each address's totals (008), the days' active addresses and figures are made from the rows of
- *   the bulk load's blocks when it ends: one pass over the rows instead of one upsert per address per group.
- *   They come out as the group writer's: the totals are sums of the rows, a day's figures and active
- *   addresses are made from the day's blocks and rows as a rewind makes them. Until it ends they cover the
- *   blocks below it only: the reads that depend on them are refused meanwhile (bulkReads.ts), and it writes
- *   no row before those reads know it began. An address's scripthash (that of the first output paying it)
- *   is written by the group holding that output, as the group writer writes it: a pass over every output at
- *   the end took a sixth of the bench's bulk load, and an insert of the group's new addresses costs little.
+ * - Figures: each address's totals (008), its scripthash, the days' active addresses and figures are made
+ *   from the rows of the bulk load's blocks when it ends: one pass over the rows instead of one upsert per
+ *   address per group. They come out as the group writer's: the totals are sums of the rows, a day's figures
+ *   and active addresses are made from the day's blocks and rows as a rewind makes them, and an address's
+ *   scripthash is that of the first output paying it. Until it ends they cover the blocks below it only: the
+ *   reads that depend on them are refused meanwhile (bulkReads.ts), and it writes no row before those reads
+ *   know it began.
  * - The end (sql/utxo/015): the figures and each index are steps made one after another, each in a transaction
  *   of its own that records it in `bulk_load.finished` (they read the rows, none writes what another reads,
  *   so they could run at once: FINISH_STEPS_AT_ONCE says why they do not); the primary keys and the end of `bulk_load` last, in one transaction. An end cut short makes only the steps
@@ -35,9 +34,6 @@ import {
   ADDRESS_TRANSACTIONS,
   BLOCKS,
   bulkOutputs,
-  createKnown,
-  firstScripts,
-  insertScripts,
   markSpent,
   remakeDays,
   type Spender,
@@ -125,8 +121,6 @@ const FINISH_WORK_MEM = "64MB";
 const FINISH_INDEX_MEM = "256MB";
 /** The scripthashes' step is made in this many parts at once. */
 const SCRIPT_PARTS = 2;
-/** Its parts' names, as `bulk_load.finished` records them. */
-const SCRIPT_STEPS = Array.from({ length: SCRIPT_PARTS }, (_, part) => `scripts ${part + 1}/${SCRIPT_PARTS}`);
 
 /** A step of a bulk load's end: what it makes, by the name `bulk_load.finished` records it under. */
 interface FinishStep {
@@ -141,10 +135,10 @@ interface FinishStep {
  */
 function finishSteps(from: string, last: string, definitions: Record<string, string>): FinishStep[] {
   return [
-    // Made only for a load begun by a version whose groups did not write the scripthashes (`begin` records
-    // these made). Cut in SCRIPT_PARTS by the address's last character (a checksum's: even parts).
-    ...SCRIPT_STEPS.map((name, part) => ({
-      name,
+    // The longest step, cut in SCRIPT_PARTS by the address's last character (a checksum's: even parts), so
+    // that it is not the end's critical path alone.
+    ...Array.from({ length: SCRIPT_PARTS }, (_, part) => ({
+      name: `scripts ${part + 1}/${SCRIPT_PARTS}`,
       // Each address's distinct scripts first (a hash of 1.1 million outputs into 200,000 pairs on the
       // bench chain), then its first of them: sorting every output by address instead took three times
       // the CPU (EXPLAIN ANALYZE on that chain: 1.1 s in one process against 2.3 s in three). Those not
@@ -224,21 +218,6 @@ async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> 
 }
 
 export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
-  const knownScripts = createKnown();
-  /**
-   * The addresses whose scripthash each group of a flight writes: those its outputs pay that no group below
-   * it pays and none before wrote, each with the first script paying it. Claimed here in chain order, before
-   * the groups run at once, so an address's scripthash is its first script's, as the group writer's is.
-   */
-  function claimScripts(groups: readonly (readonly UtxoBlock[])[]) {
-    const claimed = new Set<string>();
-    return groups.map((blocks) => {
-      const first = firstScripts(blocks);
-      const fresh = knownScripts.fresh(first.keys()).filter((address) => !claimed.has(address));
-      for (const address of fresh) claimed.add(address);
-      return { first, fresh };
-    });
-  }
   const load: BulkLoad<UtxoBlock> = {
     async resume() {
       const [row] = await sql`select cardinality(finished) as steps from bulk_load`;
@@ -258,11 +237,8 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
           where schemaname = current_schema() and indexname = any(${READ_SIDE_INDEXES}::text[])
           order by indexname`;
         const names = indexes.map((i) => i.name as string);
-        // The groups write the scripthashes (`write`): recorded made from the start. A load begun by a version
-        // whose groups did not is ended with the steps that make them.
-        const begun = await tx`insert into bulk_load (from_block, index_names, index_definitions, finished)
-          select last_block + 1, ${names}::text[], ${indexes.map((i) => i.definition as string)}::text[],
-            ${SCRIPT_STEPS}::text[]
+        const begun = await tx`insert into bulk_load (from_block, index_names, index_definitions)
+          select last_block + 1, ${names}::text[], ${indexes.map((i) => i.definition as string)}::text[]
           from indexer_state on conflict (id) do nothing`;
         if (begun.count !== 1) return false;
         for (const name of names) {
@@ -281,13 +257,12 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
       const all = groups.flat();
       const spenders = spendersWithin(all);
       const outputs = bulkOutputs(spenders, await repeatedOutputs(sql, all));
-      const scripts = claimScripts(groups);
       // Each group moves the progress row on from the end of the one below, once that one committed (a
       // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
       // the row not moved): so the groups commit in order, and one that fails stops those above it.
       let below: Promise<unknown> = Promise.resolve();
       let from = expectedLast;
-      const writes = groups.map((blocks, i) => {
+      const writes = groups.map((blocks) => {
         const expected = from;
         const last = blocks[blocks.length - 1]!.number;
         from = last;
@@ -297,7 +272,6 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
           await tx`set local synchronous_commit = off`;
           for (const table of [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS])
             await copyRows(tx, table, blocks);
-          await insertScripts(tx, scripts[i]!.first, scripts[i]!.fresh);
           await markSpent(tx, blocks, spenders);
           await turn;
           await fenceWrite(tx, text(last), expected);
@@ -308,9 +282,6 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
       });
       // Every group settles before this returns: no transaction of the flight outlives it.
       const results = await Promise.allSettled(writes);
-      // A group that failed wrote none of its scripthashes: those it claimed are claimed again.
-      if (results.some((r) => r.status === "rejected")) knownScripts.clear();
-      else for (const { fresh } of scripts) knownScripts.add(fresh);
       for (const [i, result] of results.entries()) {
         if (result.status === "rejected") throw result.reason;
         committed(i);

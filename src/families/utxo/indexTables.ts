@@ -209,63 +209,6 @@ export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
 /** In the order they are written: blocks first, which the others reference. */
 export const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
 
-/** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
-const KNOWN_ADDRESSES = 100_000;
-
-/**
- * Remembers what is written, so that it is not written again (the rows stay: a reused address costs nothing):
- * the last KNOWN_ADDRESSES / 2 to KNOWN_ADDRESSES keys, as two generations of a Set, the older dropped when
- * the newer fills. Only keys not known are added, so an LRU would keep the same keys; this costs a Set's
- * lookups and no bookkeeping per key (an LRU's was a tenth of a backfill's JavaScript time).
- */
-export function createKnown() {
-  const generation = KNOWN_ADDRESSES / 2;
-  let newer = new Set<string>();
-  let older = new Set<string>();
-  return {
-    /** Those of `keys` not known yet. */
-    fresh: (keys: Iterable<string>) => [...keys].filter((k) => !newer.has(k) && !older.has(k)),
-    /** Marks them known, once their transaction committed. */
-    add: (keys: Iterable<string>) => {
-      for (const k of keys) {
-        newer.add(k);
-        if (newer.size >= generation) {
-          older = newer;
-          newer = new Set();
-        }
-      }
-    },
-    clear: () => {
-      newer = new Set();
-      older = new Set();
-    },
-  };
-}
-export type Known = ReturnType<typeof createKnown>;
-
-/** The first script paying each address the blocks' outputs pay (hex), by address, in chain order. */
-export function firstScripts(blocks: readonly UtxoBlock[]): Map<string, string> {
-  const scripts = new Map<string, string>();
-  for (const block of blocks) {
-    for (const output of block.transfers) {
-      if (output.address !== null && !scripts.has(output.address)) scripts.set(output.address, output.script);
-    }
-  }
-  return scripts;
-}
-
-/** The scripthashes of `addresses` (sql/utxo/007 `address_scripts`), from their scripts in `scripts`. */
-export async function insertScripts(
-  tx: Tx,
-  scripts: ReadonlyMap<string, string>,
-  addresses: readonly string[],
-): Promise<void> {
-  if (addresses.length === 0) return;
-  await tx`insert into address_scripts (script_hash, address)
-    select sha256(decode(s, 'hex')), a from unnest(${addresses.map((a) => scripts.get(a)!)}::text[], ${addresses}::text[]) as u(s, a)
-    on conflict (script_hash) do nothing`;
-}
-
 /** The outputs of the index a group's inputs spend, with their spender, as columns. */
 function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {
   const cols = {

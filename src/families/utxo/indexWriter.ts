@@ -28,23 +28,53 @@ import {
 } from "../indexRows";
 import { createUtxoBulkLoad } from "./bulkLoad";
 import type { UtxoBlock } from "./decode";
-import {
-  createKnown,
-  firstScripts,
-  insertScripts,
-  type Known,
-  markSpent,
-  remakeDays,
-  TABLES,
-  TOTALS,
-  totalsOf,
-} from "./indexTables";
+import { markSpent, remakeDays, TABLES, TOTALS, totalsOf } from "./indexTables";
+
+/** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
+const KNOWN_ADDRESSES = 100_000;
+
+/**
+ * Remembers what is written, so that it is not written again (the rows stay: a reused address costs nothing):
+ * the last KNOWN_ADDRESSES / 2 to KNOWN_ADDRESSES keys, as two generations of a Set, the older dropped when
+ * the newer fills. Only keys not known are added, so an LRU would keep the same keys; this costs a Set's
+ * lookups and no bookkeeping per key (an LRU's was a tenth of a backfill's JavaScript time).
+ */
+function createKnown() {
+  const generation = KNOWN_ADDRESSES / 2;
+  let newer = new Set<string>();
+  let older = new Set<string>();
+  return {
+    /** Those of `keys` not known yet. */
+    fresh: (keys: Iterable<string>) => [...keys].filter((k) => !newer.has(k) && !older.has(k)),
+    /** Marks them known, once their transaction committed. */
+    add: (keys: readonly string[]) => {
+      for (const k of keys) {
+        newer.add(k);
+        if (newer.size >= generation) {
+          older = newer;
+          newer = new Set();
+        }
+      }
+    },
+    clear: () => {
+      newer = new Set();
+      older = new Set();
+    },
+  };
+}
+type Known = ReturnType<typeof createKnown>;
 
 /** The scripthash of each address the group's outputs pay (sql/utxo/007 `address_scripts`); what it wrote. */
 async function addScripts(tx: Tx, blocks: readonly UtxoBlock[], known: Known): Promise<string[]> {
-  const scripts = firstScripts(blocks);
+  const scripts = new Map<string, string>();
+  for (const output of blocks.flatMap((b) => b.transfers)) {
+    if (output.address !== null && !scripts.has(output.address)) scripts.set(output.address, output.script);
+  }
   const fresh = known.fresh(scripts.keys());
-  await insertScripts(tx, scripts, fresh);
+  if (fresh.length === 0) return fresh;
+  await tx`insert into address_scripts (script_hash, address)
+    select sha256(decode(s, 'hex')), a from unnest(${fresh.map((a) => scripts.get(a)!)}::text[], ${fresh}::text[]) as u(s, a)
+    on conflict (script_hash) do nothing`;
   return fresh;
 }
 
