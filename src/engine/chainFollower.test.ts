@@ -18,6 +18,17 @@ import {
 } from "./chainFollower";
 import recorded from "./chainFollower.test.json";
 
+/** The error a 2-deep reorg from block 3, the last taken as final, logs at head 5. */
+const pastFinalityFrom3 = {
+  time: expect.any(String),
+  level: "error",
+  msg: "chain reorganization 2 blocks deep, past the finality depth: blocks from 3 up were taken as final; answers about them are dropped from every cache tier and the index is rewound",
+  from: "3",
+  depth: 2,
+  head: "5",
+  finalized: "3",
+} as never;
+
 /** More than the chain's length: nothing is final, so the walk may go down to the fork. */
 const CONFIRMATIONS = 64;
 const POLL_MS = 1_000;
@@ -183,17 +194,7 @@ describe("the follower's reorg walk", () => {
     expect(pool.reads).toEqual([4n, 3n]);
     expect(reorgs).toEqual([3n]);
     expect(changes).toEqual([{ removed: named([A[3]!, A[4]!]), added: named(B) }]);
-    expect(lines).toEqual([
-      {
-        time: expect.any(String),
-        level: "error",
-        msg: "chain reorganization 2 blocks deep, past the finality depth: blocks from 3 up were taken as final; answers about them are dropped from every cache tier and the index is rewound",
-        from: "3",
-        depth: 2,
-        head: "5",
-        finalized: "3",
-      } as never,
-    ]);
+    expect(lines).toEqual([pastFinalityFrom3]);
     // The dropped branch, from its fork, for a block delivered before the reorg; none for a canonical one.
     const a = (i: number) => ({ number: BigInt(i), hash: header(A[i]!).hash });
     expect(head.droppedBranch(4n, a(4).hash)).toEqual([a(3), a(4)]);
@@ -217,17 +218,7 @@ describe("the follower's reorg walk", () => {
     pool.push(B[2]!);
     await head.refresh();
     expect(reorgs).toEqual([3n]);
-    expect(lines).toEqual([
-      {
-        time: expect.any(String),
-        level: "error",
-        msg: "chain reorganization 2 blocks deep, past the finality depth: blocks from 3 up were taken as final; answers about them are dropped from every cache tier and the index is rewound",
-        from: "3",
-        depth: 2,
-        head: "5",
-        finalized: "3",
-      } as never,
-    ]);
+    expect(lines).toEqual([pastFinalityFrom3]);
   });
 
   test("a reorg within the depth is a warning; blocks below finality stay followed for a deeper one", async () => {
