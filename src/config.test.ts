@@ -41,7 +41,7 @@ test("defaults let a first run work on one machine", () => {
     upstreamTimeoutMs: 10_000,
     upstreamDeadlineMs: 20_000,
     batchWindowMs: 2,
-    batchMaxSize: 100,
+    batchMaxSize: undefined,
     upstreamMaxInFlight: 64,
     headPollMs: undefined,
     upstreamCooldownMs: 1_000,

@@ -297,7 +297,8 @@ const VARS = {
     schema: T.Integer({ minimum: 1, maximum: 10_000 }),
     parse: integer,
     expected: "an integer from 1 to 10000",
-    fallback: 100,
+    // Unset: the family's nodes' own (NodeProtocol.batchMaxSize), else BATCH_MAX_SIZE_DEFAULT.
+    fallback: undefined,
   }),
   UPSTREAM_MAX_IN_FLIGHT: v({
     schema: T.Integer({ minimum: 1, maximum: 4_096 }),
@@ -475,7 +476,7 @@ export interface Config {
   upstreamTimeoutMs: number;
   upstreamDeadlineMs: number;
   batchWindowMs: number;
-  batchMaxSize: number;
+  batchMaxSize: number | undefined;
   upstreamMaxInFlight: number;
   /** Undefined: 250 ms on a dev chain, 1000 ms elsewhere. */
   headPollMs: number | undefined;
@@ -602,7 +603,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamTimeoutMs: read(env, "UPSTREAM_TIMEOUT_MS")!,
     upstreamDeadlineMs: read(env, "UPSTREAM_DEADLINE_MS")!,
     batchWindowMs: read(env, "BATCH_WINDOW_MS")!,
-    batchMaxSize: read(env, "BATCH_MAX_SIZE")!,
+    batchMaxSize: read(env, "BATCH_MAX_SIZE"),
     upstreamMaxInFlight: read(env, "UPSTREAM_MAX_IN_FLIGHT")!,
     headPollMs: read(env, "HEAD_POLL_MS"),
     upstreamCooldownMs: read(env, "UPSTREAM_COOLDOWN_MS")!,

@@ -940,15 +940,24 @@ describe("bounded work: parents read from the node, broadcasts", () => {
     const last = history.at(-PAGE - 1)!.txid;
     const page = history.slice(-PAGE);
     const path = `${proxied.url}/esplora/address/${miner}/txs/chain/${last}`;
+    let batches: number[] = [];
     const read = async () => {
       const from = proxy.calls.length;
+      const fromRequest = proxy.requests.length;
       const answer = await fetch(path, { headers: { "x-api-key": KEY } });
       expect(answer.status).toBe(200);
       expect(await answer.json()).toEqual(await expectedTransactions(page.map((t) => t.txid)));
+      batches = proxy.requests
+        .slice(fromRequest)
+        .map((r) => [r].flat().filter((c: any) => c?.method === "getrawtransaction").length)
+        .filter((n) => n > 0);
       // The instance's own reads of the head and the mempool go on meanwhile.
       return proxy.calls.slice(from).filter((c) => c.method === "getrawtransaction");
     };
     const first = await read();
+    // In batches of at most 8 (the family's nodes answer a batch's calls one after another on one thread).
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(PAGE);
+    expect(Math.max(...batches)).toBeLessThanOrEqual(8);
     const blockOf = (txid: string) => truth.transactions.get(txid)!.blockHash;
     expect(first.map((c) => [c.method, ...c.params]).sort()).toEqual(
       page.map((t) => ["getrawtransaction", t.txid, false, blockOf(t.txid)]).sort(),

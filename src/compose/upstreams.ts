@@ -6,6 +6,8 @@ import type { StartContext } from "./startContext";
 
 /** Head polling where HEAD_POLL_MS is unset (a dev node says its own). */
 const HEAD_POLL_MS = 1_000;
+/** Calls an upstream batch carries where neither BATCH_MAX_SIZE nor the family's nodes say. */
+const BATCH_MAX_SIZE_DEFAULT = 100;
 
 export interface Upstreams {
   pool: UpstreamPool;
@@ -31,7 +33,7 @@ export async function startUpstreams(ctx: StartContext): Promise<Upstreams> {
     timeoutMs: config.upstreamTimeoutMs,
     deadlineMs: config.upstreamDeadlineMs,
     batchWindowMs: config.batchWindowMs,
-    batchMaxSize: config.batchMaxSize,
+    batchMaxSize: config.batchMaxSize ?? family.node.batchMaxSize ?? BATCH_MAX_SIZE_DEFAULT,
     maxInFlight: config.upstreamMaxInFlight,
     headPollMs,
     cooldownMs: config.upstreamCooldownMs,

@@ -92,6 +92,12 @@ export interface NodeProtocol {
    * is the node's trouble whatever its body.
    */
   readonly errorsWithHttpStatus?: boolean;
+  /**
+   * The most calls a batch to these nodes carries where BATCH_MAX_SIZE does not say; undefined: the
+   * service's default. Bitcoin Core answers a batch's calls one after another on one of its RPC threads, so
+   * smaller batches in flight at once spread a request's reads over its threads.
+   */
+  readonly batchMaxSize?: number;
   /** Undefined where the family's nodes have none: heads are then polled only, and nothing passes through. */
   readonly pubsub?: PubSubProtocol;
   /** Heads pushed by a call held open, where the nodes have no pub/sub; undefined: polled only. */

@@ -30,6 +30,8 @@ export const LONG_POLL_MS = 10_000;
 const HASH = /^[0-9a-fA-F]{64}$/;
 /** A height as BlockRefs.encode writes it. */
 const HEIGHT = /^(0|[1-9][0-9]{0,15})$/;
+/** Calls a batch to these nodes carries (NodeProtocol.batchMaxSize): a page's reads over several RPC threads. */
+const UTXO_BATCH_MAX_SIZE = 8;
 
 /** `<chain>:<genesis hash>` from the node's `getblockchaininfo` and `getblockhash 0`. */
 async function readIdentity(send: NodeSend): Promise<string | undefined> {
@@ -84,6 +86,9 @@ export const utxoNodeProtocol: NodeProtocol = {
   parseHeader: parseUtxoHeader,
   errorKind: utxoNodeErrorKind,
   errorsWithHttpStatus: true,
+  // A page of 25 transactions read in one batch of getrawtransaction took 59.5 ms on litecoind, one call after
+  // another; in batches of 8, 13.9 ms (README, the utxoscale figures).
+  batchMaxSize: UTXO_BATCH_MAX_SIZE,
   longPoll: {
     timeoutMs: LONG_POLL_MS,
     call: (timeoutMs) => ({ method: "waitfornewblock", params: [timeoutMs] }),
