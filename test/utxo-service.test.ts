@@ -573,7 +573,7 @@ describe("the operator's view", () => {
             url: node.bareUrl,
             state: "closed",
             headBlockNumber: height,
-            batchLimit: 100,
+            batchLimit: 8,
             pushing: true,
           },
         ],
