@@ -307,13 +307,11 @@ describe("while the view catches up", () => {
       aReadsFail = false;
       releasedAt = performance.now();
       const faultMs = releasedAt - Math.min(...[...aAttempts.values()].map((times) => times[0]!));
+      // A round may straddle the pass that completes the view (its four reads are requests of their own, and
+      // the pass lands between two of them): each answer is still a 503 or the whole, as round() checks.
       await until(
         "the reads to be whole",
-        async () => {
-          const r = await round();
-          expect(r).not.toBe("mixed");
-          return r === "whole" ? true : undefined;
-        },
+        async () => ((await round()) === "whole" ? true : undefined),
         STRETCH_MS,
       );
       expect(behindRounds).toBeGreaterThan(5);
