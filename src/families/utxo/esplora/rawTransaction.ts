@@ -42,7 +42,8 @@ export class RawTransactionError extends Error {}
 class ByteReader {
   at = 0;
   constructor(readonly bytes: Buffer) {}
-  skip(count: number): number {
+  /** The next `count` bytes: where they start. */
+  take(count: number): number {
     if (count > this.bytes.length - this.at)
       throw new RawTransactionError(`the bytes end early at ${this.at}`);
     const from = this.at;
@@ -50,13 +51,13 @@ class ByteReader {
     return from;
   }
   byte(): number {
-    return this.bytes[this.skip(1)]!;
+    return this.bytes[this.take(1)]!;
   }
   compactSize(): number {
     const first = this.byte();
     const wide = WIDE.get(first);
     if (wide === undefined) return first;
-    const at = this.skip(wide.width);
+    const at = this.take(wide.width);
     let value = 0;
     for (let i = wide.width - 1; i >= 0; i--) value = value * 256 + this.bytes[at + i]!;
     if (value < wide.least || value > MAX_SIZE) throw new RawTransactionError(`a count of ${value} at ${at}`);
@@ -65,7 +66,7 @@ class ByteReader {
   /** A length-prefixed item's bounds. */
   item(): { start: number; end: number } {
     const length = this.compactSize();
-    const start = this.skip(length);
+    const start = this.take(length);
     return { start, end: start + length };
   }
 }
@@ -77,21 +78,21 @@ export function readsAsTransaction(hex: string): boolean {
   const inputs = () => {
     const count = r.compactSize();
     for (let i = 0; i < count; i++) {
-      r.skip(OUTPOINT_BYTES);
+      r.take(OUTPOINT_BYTES);
       r.item();
-      r.skip(SEQUENCE_BYTES);
+      r.take(SEQUENCE_BYTES);
     }
     return count;
   };
   const outputs = () => {
     const count = r.compactSize();
     for (let i = 0; i < count; i++) {
-      r.skip(VALUE_BYTES);
+      r.take(VALUE_BYTES);
       r.item();
     }
   };
   try {
-    r.skip(VERSION_BYTES);
+    r.take(VERSION_BYTES);
     let count = inputs();
     // An empty input list is the witness serialization's marker: its flags follow, then the real lists.
     let flags = 0;
@@ -117,7 +118,7 @@ export function readsAsTransaction(hex: string): boolean {
     }
     if (flags & ~MWEB_FLAG) return false;
     if (flags & MWEB_FLAG) return true;
-    r.skip(LOCK_TIME_BYTES);
+    r.take(LOCK_TIME_BYTES);
     return r.at === r.bytes.length;
   } catch (error) {
     if (error instanceof RawTransactionError) return false;
@@ -145,7 +146,7 @@ export function decodeTransaction(hex: string, addressOf: ScriptAddresser): Node
   const bytes = Buffer.from(hex, "hex");
   if (bytes.length * 2 !== hex.length) throw new RawTransactionError("a transaction that is not hex");
   const r = new ByteReader(bytes);
-  const version = bytes.readInt32LE(r.skip(VERSION_BYTES));
+  const version = bytes.readInt32LE(r.take(VERSION_BYTES));
   let listsStart = r.at;
   let inputCount = r.compactSize();
   let flags = 0;
@@ -157,9 +158,9 @@ export function decodeTransaction(hex: string, addressOf: ScriptAddresser): Node
   }
   const vin: NodeInput[] = [];
   for (let i = 0; i < inputCount; i++) {
-    const outpoint = r.skip(OUTPOINT_BYTES);
+    const outpoint = r.take(OUTPOINT_BYTES);
     const script = r.item();
-    const sequence = bytes.readUInt32LE(r.skip(SEQUENCE_BYTES));
+    const sequence = bytes.readUInt32LE(r.take(SEQUENCE_BYTES));
     const index = bytes.readUInt32LE(outpoint + HASH_BYTES);
     const hash = bytes.subarray(outpoint, outpoint + HASH_BYTES);
     const scriptHex = bytes.toString("hex", script.start, script.end);
@@ -172,7 +173,7 @@ export function decodeTransaction(hex: string, addressOf: ScriptAddresser): Node
   const vout: NodeOutput[] = [];
   const outputCount = r.compactSize();
   for (let n = 0; n < outputCount; n++) {
-    const value = bytes.readBigUInt64LE(r.skip(VALUE_BYTES));
+    const value = bytes.readBigUInt64LE(r.take(VALUE_BYTES));
     const { start, end } = r.item();
     const address = addressOf(bytes, start, end);
     const scriptPubKey = { hex: bytes.toString("hex", start, end), ...(address === null ? {} : { address }) };
@@ -197,7 +198,7 @@ export function decodeTransaction(hex: string, addressOf: ScriptAddresser): Node
     mwebBytes = 1;
   }
   if (flags & ~(WITNESS_FLAG | MWEB_FLAG)) throw new RawTransactionError(`unknown flags ${flags}`);
-  const locktime = bytes.readUInt32LE(r.skip(LOCK_TIME_BYTES));
+  const locktime = bytes.readUInt32LE(r.take(LOCK_TIME_BYTES));
   if (r.at !== bytes.length)
     throw new RawTransactionError(`${bytes.length - r.at} bytes after the transaction`);
   const size = bytes.length;
