@@ -42,7 +42,7 @@ test("defaults let a first run work on one machine", () => {
     upstreamDeadlineMs: 20_000,
     batchWindowMs: 2,
     batchMaxSize: undefined,
-    upstreamMaxInFlight: 64,
+    upstreamMaxInFlight: undefined,
     headPollMs: undefined,
     upstreamCooldownMs: 1_000,
     hedgeAfterMs: undefined,

@@ -304,7 +304,8 @@ const VARS = {
     schema: T.Integer({ minimum: 1, maximum: 4_096 }),
     parse: integer,
     expected: "an integer from 1 to 4096",
-    fallback: 64,
+    // Unset: the family's nodes' own (NodeProtocol.maxInFlight), else UPSTREAM_MAX_IN_FLIGHT_DEFAULT.
+    fallback: undefined,
   }),
   HEAD_POLL_MS: v({
     schema: T.Integer({ minimum: 10, maximum: 60_000 }),
@@ -477,7 +478,7 @@ export interface Config {
   upstreamDeadlineMs: number;
   batchWindowMs: number;
   batchMaxSize: number | undefined;
-  upstreamMaxInFlight: number;
+  upstreamMaxInFlight: number | undefined;
   /** Undefined: 250 ms on a dev chain, 1000 ms elsewhere. */
   headPollMs: number | undefined;
   upstreamCooldownMs: number;

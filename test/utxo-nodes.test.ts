@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from "../src/config";
 import { NodeError, UpstreamUnavailableError } from "../src/errors";
 import { utxoNodeProtocol } from "../src/families/utxo/nodeProtocol";
 import { createLogger } from "../src/log";
+import { redactUrl } from "../src/upstream/http";
 import { createUpstreamPool, type PoolOptions, type UpstreamPool } from "../src/upstream/pool";
 import { type LitecoinNode, startLitecoind } from "./support/litecoind";
 import { type NodeProxy, type ProxyMode, startProxy } from "./support/proxy";
@@ -22,6 +23,8 @@ const IDENTITY = `regtest:${GENESIS}`;
 /** The head must follow the node within this, as a median of HEAD_SAMPLES blocks. */
 const HEAD_WITHIN_MS = 500;
 const HEAD_SAMPLES = 10;
+/** How long a test holds a node's RPC threads busy (`waitfornewblock` with this timeout). */
+const HOLD_MS = 1_500;
 
 let first: LitecoinNode;
 let second: LitecoinNode;
@@ -667,4 +670,83 @@ describe("the service", () => {
       'UPSTREAM_URLS: expected comma-separated http(s) URLs of JSON-RPC nodes, got "http://…@127.0.0.1:9332,ftp://…@x"',
     );
   });
+});
+
+describe("the node's RPC work queue, and blocks it has not made", () => {
+  test("a client asking the next block again and again: the node's answer each time, asked once, the node kept in rotation", async () => {
+    const proxy = proxyOf(first);
+    const { url } = await service([proxy.url]);
+    const tip = await first.rpc<number>("getblockcount");
+    proxy.calls.length = 0;
+    for (let i = 0; i < 6; i++) {
+      expect((await ask(url, "getblockhash", [tip + 1], i)).error).toEqual({
+        code: -8,
+        message: "Block height out of range",
+      });
+    }
+    expect(proxy.callsOf("getblockhash").filter((c) => c.params[0] === tip + 1)).toHaveLength(6);
+    const health = (await (await fetch(`${url}/health`)).json()) as any;
+    expect(health.upstream.upstreams.map((u: any) => [u.name, u.state])).toEqual([["upstream-1", "closed"]]);
+    expect((await ask(url, "getblockhash", [tip])).result).toBe(await first.rpc("getblockhash", [tip]));
+  });
+
+  test("the service sends a Bitcoin-family node at most 8 HTTP requests at once, however many calls wait", async () => {
+    const proxy = proxyOf(first);
+    const { url } = await service([proxy.url]);
+    const tip = await first.rpc<number>("getblockcount");
+    // A slow node: the calls pile up in the service rather than in the node's queue.
+    proxy.delayMs = 50;
+    proxy.peakRequests.clear();
+    const heights = Array.from({ length: 200 }, (_, i) => tip + 1 + i);
+    const answers = await Promise.all(heights.map((h, i) => ask(url, "getblockhash", [h], i)));
+    // Each call the node's own answer (an error: nothing is cached, so each reached the node).
+    expect(answers.map((a) => [a.id, a.error])).toEqual(
+      heights.map((_h, i) => [i, { code: -8, message: "Block height out of range" }]),
+    );
+    expect(proxy.callsOf("getblockhash").filter((c) => (c.params[0] as number) > tip)).toHaveLength(200);
+    // The head's own reads (a header on each block pushed) do not wait behind the reads: not counted here.
+    const peak = proxy.peakRequests.get("getblockhash")!;
+    expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(8);
+  });
+
+  test("a node refusing calls with its work queue full: the calls fail as the upstream's being busy, its circuit stays closed", async () => {
+    // Four RPC threads and a queue of one: the pool's long-poll holds one, three calls held here the others.
+    const busy = await startLitecoind({ args: ["-rpcthreads=4", "-rpcworkqueue=1"] });
+    const pool = poolOf([busy.url], { maxInFlight: 16, batchMaxSize: 1 });
+    await until("the long-poll held open", async () => (pool.pushing() ? true : undefined));
+    const outOfRange = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        pool.call("getblockhash", [1_000 + i]).then(
+          () => "answered",
+          (e: Error) =>
+            e instanceof NodeError ? `${e.code} ${e.message}` : `${e.constructor.name}: ${e.message}`,
+        ),
+      );
+    // Each hold asked again while the node refuses it (the pool's own calls may hold the queue a moment).
+    const hold = async () => {
+      for (let tries = 0; tries < 50; tries++) {
+        const { text } = await busy.post(
+          JSON.stringify({ jsonrpc: "1.0", id: 1, method: "waitfornewblock", params: [HOLD_MS] }),
+        );
+        if (!text.startsWith("Work queue depth exceeded")) return;
+        await Bun.sleep(10);
+      }
+      throw new Error("the node never took a held call");
+    };
+    const held = Array.from({ length: 3 }, hold);
+    await Bun.sleep(HOLD_MS / 5);
+    const during = await Promise.all(outOfRange(12));
+    await Promise.all(held);
+    const refused = during.filter((d) => d !== "-8 Block height out of range");
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused)).toEqual(
+      new Set([
+        `UpstreamUnavailableError: no upstream could answer: upstream ${redactUrl(busy.url)} is busy: Work queue depth exceeded`,
+      ]),
+    );
+    // The node was never failing: its circuit stays closed, and the same calls are answered once it has room.
+    expect(pool.upstreams.map((u) => u.state)).toEqual(["closed"]);
+    expect(await Promise.all(outOfRange(12))).toEqual(Array(12).fill("-8 Block height out of range"));
+  }, 30_000);
 });

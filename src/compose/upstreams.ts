@@ -8,6 +8,8 @@ import type { StartContext } from "./startContext";
 const HEAD_POLL_MS = 1_000;
 /** Calls an upstream batch carries where neither BATCH_MAX_SIZE nor the family's nodes say. */
 const BATCH_MAX_SIZE_DEFAULT = 100;
+/** HTTP requests in flight to one upstream where neither UPSTREAM_MAX_IN_FLIGHT nor the family's nodes say. */
+const UPSTREAM_MAX_IN_FLIGHT_DEFAULT = 64;
 
 export interface Upstreams {
   pool: UpstreamPool;
@@ -34,7 +36,7 @@ export async function startUpstreams(ctx: StartContext): Promise<Upstreams> {
     deadlineMs: config.upstreamDeadlineMs,
     batchWindowMs: config.batchWindowMs,
     batchMaxSize: config.batchMaxSize ?? family.node.batchMaxSize ?? BATCH_MAX_SIZE_DEFAULT,
-    maxInFlight: config.upstreamMaxInFlight,
+    maxInFlight: config.upstreamMaxInFlight ?? family.node.maxInFlight ?? UPSTREAM_MAX_IN_FLIGHT_DEFAULT,
     headPollMs,
     cooldownMs: config.upstreamCooldownMs,
     hedgeAfterMs: config.hedgeAfterMs,

@@ -16,6 +16,11 @@ import { decodeResponses, encodeRequest, type Outcome } from "./rpc";
 
 /** Calls one upstream may have waiting, per in-flight slot: beyond, a call goes to another upstream. */
 const QUEUED_PER_SLOT = 4;
+/**
+ * The fewest calls that may wait, whatever the slots: a node taken a few small batches at a time (the
+ * Bitcoin family: 8 of 8) still holds a few busy pages' and the mempool follower's reads in its queue.
+ */
+const MIN_QUEUED_CALLS = 2_048;
 
 export interface BatcherOptions {
   /** How long the first call of a batch may wait for company; 0 sends what one event-loop turn made. */
@@ -178,7 +183,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
     },
     call(method, params) {
       if (stopped) return Promise.reject(stopping());
-      if (queue.length >= options.maxInFlight * limit * QUEUED_PER_SLOT) {
+      if (queue.length >= Math.max(MIN_QUEUED_CALLS, options.maxInFlight * limit * QUEUED_PER_SLOT)) {
         return Promise.reject(
           new UpstreamUnavailableError(`${queue.length} calls already wait for this upstream`, "saturated"),
         );

@@ -15,6 +15,8 @@ const answers: Record<string, { status: number; body: string }> = {
   "/unauthorized": { status: 401, body: "" },
   "/proxy-error": { status: 502, body: "<html>bad gateway</html>" },
   "/ok": { status: 200, body: '{"result":0,"error":null,"id":1}\n' },
+  // Its refusal of a request past its RPC threads and work queue (seen through test/support/proxy.ts).
+  "/busy": { status: 500, body: "Work queue depth exceeded" },
 };
 const seen: { url: string; authorization: string | null }[] = [];
 const server = Bun.serve({
@@ -64,6 +66,22 @@ test("a node answering errors with HTTP statuses: a JSON-RPC body is its answer,
   const error = await proxied.post("{}", 1_000).catch((e) => e);
   expect(error).toBeInstanceOf(UpstreamUnavailableError);
   expect(error.message).toBe(`upstream ${base}/… answered HTTP 502`);
+});
+
+test("a node refusing a request with its work queue full is busy (saturated), not failing, where its family says so", async () => {
+  const busy = { url: `${base}/busy`, maxResponseBytes: 1 << 20, errorsWithHttpStatus: true };
+  const saturated = await createNodeHttp({ ...busy, busyAnswer: /^Work queue depth exceeded/ })
+    .post("{}", 1_000)
+    .catch((e) => e);
+  expect(saturated).toBeInstanceOf(UpstreamUnavailableError);
+  expect([saturated.reason, saturated.message]).toEqual([
+    "saturated",
+    `upstream ${base}/… is busy: Work queue depth exceeded`,
+  ]);
+  const failed = await createNodeHttp(busy)
+    .post("{}", 1_000)
+    .catch((e) => e);
+  expect([failed.reason, failed.message]).toEqual(["http", `upstream ${base}/… answered HTTP 500`]);
 });
 
 test("EVM nodes as before: a 5xx is the node's trouble whatever its body; a 4xx with JSON is its answer", async () => {

@@ -112,6 +112,8 @@ export function splitCredentials(url: string): { url: string; authorization?: st
 
 /** A JSON object or array: what a JSON-RPC response (or batch) starts with. */
 const JSON_BODY = /^\s*[[{]/;
+/** How much of a busy node's refusal goes into the error's message. */
+const BUSY_TEXT_MAX = 80;
 
 export function createNodeHttp(options: {
   url: string;
@@ -119,6 +121,8 @@ export function createNodeHttp(options: {
   maxResponseBytes: number;
   /** The node answers its JSON-RPC errors with HTTP error statuses (NodeProtocol.errorsWithHttpStatus). */
   errorsWithHttpStatus?: boolean;
+  /** The body of the node's refusal when its request queue is full (NodeProtocol.busyAnswer). */
+  busyAnswer?: RegExp;
   /** Headers every request carries (a provider's key: NodeEndpoints.headers). */
   headers?: Readonly<Record<string, string>>;
 }): NodeHttp {
@@ -169,6 +173,9 @@ export function createNodeHttp(options: {
         `${where} answered HTTP ${status}: check the credentials of this upstream in UPSTREAM_URLS`,
         "http",
       );
+    }
+    if (status >= 500 && options.busyAnswer?.test(text)) {
+      throw new UpstreamUnavailableError(`${where} is busy: ${text.slice(0, BUSY_TEXT_MAX)}`, "saturated");
     }
     // Some nodes send JSON-RPC errors about the request with a 4xx; 5xx are the node's own trouble.
     if (status >= 500 || (status >= 300 && !JSON_BODY.test(text))) {

@@ -98,6 +98,17 @@ export interface NodeProtocol {
    * smaller batches in flight at once spread a request's reads over its threads.
    */
   readonly batchMaxSize?: number;
+  /**
+   * The most HTTP requests in flight to one of these nodes where UPSTREAM_MAX_IN_FLIGHT does not say;
+   * undefined: the service's default. Bitcoin Core refuses a request past its RPC threads and work queue.
+   */
+  readonly maxInFlight?: number;
+  /**
+   * The body with which these nodes refuse a request unread because their request queue is full (Bitcoin
+   * Core's "Work queue depth exceeded" with an HTTP 5xx: 500 from litecoind 0.21): the upstream is saturated, not failing, so the call
+   * is sent again after backoff and not counted against its circuit.
+   */
+  readonly busyAnswer?: RegExp;
   /** Undefined where the family's nodes have none: heads are then polled only, and nothing passes through. */
   readonly pubsub?: PubSubProtocol;
   /** Heads pushed by a call held open, where the nodes have no pub/sub; undefined: polled only. */

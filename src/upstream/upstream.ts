@@ -211,6 +211,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     url: endpoints?.rpcUrl ?? url,
     maxResponseBytes: options.maxResponseBytes,
     errorsWithHttpStatus: protocol.errorsWithHttpStatus,
+    busyAnswer: protocol.busyAnswer,
     headers: endpoints?.headers,
   });
 

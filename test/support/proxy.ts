@@ -37,6 +37,8 @@ export interface NodeProxy {
   fail: ((call: any) => { code: number; message: string } | undefined) | undefined;
   /** The most calls of each method it had waiting for their answer at once (clear it to measure anew). */
   peakInFlight: Map<string, number>;
+  /** The most HTTP requests holding a call of each method it had waiting at once (clear it to measure anew). */
+  peakRequests: Map<string, number>;
   /** While true, WebSocket upgrades are refused (503). */
   refuseSockets: boolean;
   /** A message sent to the node over a WebSocket waits for the Promise this gives it (undefined: none). */
@@ -58,6 +60,7 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
   let server: Server<Relay> | undefined;
   const relays = new Set<ServerWebSocket<Relay>>();
   const inFlight = new Map<string, number>();
+  const requestsInFlight = new Map<string, number>();
 
   const proxy: NodeProxy = {
     url: "",
@@ -69,6 +72,7 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
     hidden: new Set(options.hide ?? []),
     fail: undefined,
     peakInFlight: new Map(),
+    peakRequests: new Map(),
     refuseSockets: false,
     holdSocketMessage: undefined,
     dropSockets() {
@@ -122,9 +126,16 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
       inFlight.set(m, n);
       if (n > (proxy.peakInFlight.get(m) ?? 0)) proxy.peakInFlight.set(m, n);
     }
+    const held = [...new Set(methods)];
+    for (const m of held) {
+      const n = (requestsInFlight.get(m) ?? 0) + 1;
+      requestsInFlight.set(m, n);
+      if (n > (proxy.peakRequests.get(m) ?? 0)) proxy.peakRequests.set(m, n);
+    }
     try {
       return await answer(body, parsed);
     } finally {
+      for (const m of held) requestsInFlight.set(m, requestsInFlight.get(m)! - 1);
       for (const m of methods) inFlight.set(m, inFlight.get(m)! - 1);
     }
   }
@@ -148,7 +159,14 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
       const errors = parsed.map(errorOf);
       if (errors.some((e) => e !== undefined)) {
         const rest = parsed.filter((_c, i) => errors[i] === undefined);
-        const answered = rest.length === 0 ? [] : await forward(JSON.stringify(rest)).then((r) => r.json());
+        let answered: unknown = [];
+        if (rest.length > 0) {
+          const forwarded = await forward(JSON.stringify(rest));
+          const text = await forwarded.text();
+          // The node's refusal of the whole request (its work queue full, say) is the answer.
+          if (forwarded.status !== 200) return new Response(text, { status: forwarded.status });
+          answered = JSON.parse(text);
+        }
         return Response.json([
           ...(answered as unknown[]),
           ...parsed.flatMap((c, i) =>

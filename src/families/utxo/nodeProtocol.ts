@@ -32,6 +32,16 @@ const HASH = /^[0-9a-fA-F]{64}$/;
 const HEIGHT = /^(0|[1-9][0-9]{0,15})$/;
 /** Calls a batch to these nodes carries (NodeProtocol.batchMaxSize): a page's reads over several RPC threads. */
 const UTXO_BATCH_MAX_SIZE = 8;
+/**
+ * HTTP requests in flight to one of these nodes (NodeProtocol.maxInFlight). Bitcoin Core (before 29), Litecoin
+ * Core and Dogecoin Core run 4 RPC threads with a queue of 16 requests by default and refuse any request past
+ * them; each service process holds a thread in its long-poll. 8 keeps every thread busy with as many waiting,
+ * and leaves room for a second process or another client of the node (64 overflowed the queue of a loaded
+ * litecoind: every refused call was sent again).
+ */
+const UTXO_MAX_IN_FLIGHT = 8;
+/** Bitcoin Core's refusal of a request when its RPC work queue is full (httpserver.cpp). */
+const WORK_QUEUE_FULL = /^Work queue depth exceeded/;
 
 /** `<chain>:<genesis hash>` from the node's `getblockchaininfo` and `getblockhash 0`. */
 async function readIdentity(send: NodeSend): Promise<string | undefined> {
@@ -89,6 +99,8 @@ export const utxoNodeProtocol: NodeProtocol = {
   // A page of 25 transactions read in one batch of getrawtransaction took 59.5 ms on litecoind, one call after
   // another; in batches of 8, 13.9 ms (README, the utxoscale figures).
   batchMaxSize: UTXO_BATCH_MAX_SIZE,
+  maxInFlight: UTXO_MAX_IN_FLIGHT,
+  busyAnswer: WORK_QUEUE_FULL,
   longPoll: {
     timeoutMs: LONG_POLL_MS,
     call: (timeoutMs) => ({ method: "waitfornewblock", params: [timeoutMs] }),
