@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { createHash } from "node:crypto";
 import { EsploraExplorer } from "@bitcoinerlab/explorer";
 import mempoolJS from "@mempool/mempool.js";
-import { PARENT_READS_IN_FLIGHT } from "../src/families/utxo/esplora/esplora";
+import { BLOCK_READ_MIN_TXS, PARENT_READS_IN_FLIGHT } from "../src/families/utxo/esplora/esplora";
 import { type NodeProxy, startProxy } from "./support/proxy";
 import { startTestService, type TestService } from "./support/service";
 import { fixtureChain } from "./support/shared";
@@ -963,6 +963,34 @@ describe("bounded work: parents read from the node, broadcasts", () => {
       page.map((t) => ["getrawtransaction", t.txid, false, blockOf(t.txid)]).sort(),
     );
     expect(await read()).toEqual([]);
+  });
+
+  test("a page's transactions sharing a block: the block read once and cut, none of them read alone", async () => {
+    // The best chain's block holding the most transactions of its newest 64 (the reorg above sent the big
+    // block's back to the mempool): its first page.
+    let best = { hash: "", txids: [] as string[] };
+    const tip = await node<number>("getblockcount");
+    for (let height = tip; height > tip - 64; height--) {
+      const block = await node("getblock", [await node<string>("getblockhash", [height]), 1]);
+      if (block.tx.length > best.txids.length) best = { hash: block.hash, txids: block.tx };
+    }
+    const { hash } = best;
+    expect(best.txids.length).toBeGreaterThanOrEqual(BLOCK_READ_MIN_TXS);
+    const page = best.txids.slice(0, PAGE);
+    const from = proxy.calls.length;
+    const answer = await fetch(`${proxied.url}/esplora/block/${hash}/txs`, { headers: { "x-api-key": KEY } });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual(await expectedTransactions(page));
+    const reads = proxy.calls
+      .slice(from)
+      .filter((c) => c.method === "getblock" || c.method === "getrawtransaction")
+      .map((c) => [c.method, ...c.params]);
+    // The block's txids (the route's own read), then its bytes once (BLOCK_READ_MIN_TXS or more of a page's
+    // transactions in it): no transaction read alone.
+    expect(reads).toEqual([
+      ["getblock", hash, true],
+      ["getblock", hash, 0],
+    ]);
   });
 
   test("a transaction's parents are read from the node a few at a time, each once", async () => {

@@ -21,7 +21,7 @@ import live from "./fixtures/litecoind-0.21-live.json";
 import mweb from "./fixtures/litecoind-0.21-mweb.json";
 import recorded from "./fixtures/litecoind-0.21-raw.json";
 import publicBlocks from "./fixtures/public-raw-blocks.json";
-import { decodeRawBlock, RawBlockError, type RawBlockFormat } from "./rawBlock";
+import { decodeRawBlock, RawBlockError, type RawBlockFormat, transactionsOfBlock } from "./rawBlock";
 import { createScriptAddresser } from "./scriptAddress";
 
 const litecoin: RawBlockFormat = {
@@ -204,5 +204,31 @@ describe("decodeRawBlock refuses what is not the block", () => {
     expect(() => decodeRawBlock(`${hex}00`, block.header, litecoin)).toThrow(RawBlockError);
     expect(() => decodeRawBlock(hex, recorded.blocks[0]!.header, litecoin)).toThrow(/header/);
     expect(() => decodeRawBlock("zz", block.header, litecoin)).toThrow(RawBlockError);
+  });
+});
+
+describe("transactionsOfBlock: a page's transactions cut from their block", () => {
+  test.each(recorded.blocks.map((b) => [b.height, b] as const))(
+    "recorded block %d: each transaction's bytes as the node serializes it (its verbosity-2 `hex`)",
+    (_height, block) => {
+      const txs = JSON.parse(block.verbose).tx as { txid: string; hex: string }[];
+      const all = transactionsOfBlock(JSON.parse(block.raw), litecoin, new Set(txs.map((tx) => tx.txid)));
+      expect([...all]).toEqual(txs.map((tx) => [tx.txid, tx.hex]));
+      // Some of them, and a txid the block does not hold: those it holds only.
+      const some = new Set([txs.at(-1)!.txid, "00".repeat(32)]);
+      expect(transactionsOfBlock(JSON.parse(block.raw), litecoin, some)).toEqual(
+        new Map([[txs.at(-1)!.txid, txs.at(-1)!.hex]]),
+      );
+    },
+  );
+
+  test("Dogecoin's AuxPoW block 371337: the proof skipped, every transaction found by its txid", () => {
+    const b = publicBlocks.dogecoin["371337"];
+    const decoded = decodeRawBlock(b.hex, headerOf(b.hash, 371_337, 0), dogecoin);
+    const txids = decoded.transactions.map((tx) => tx.txid);
+    const found = transactionsOfBlock(b.hex, dogecoin, new Set(txids));
+    expect([...found.keys()]).toEqual(txids);
+    // The transactions' bytes laid end to end are the block's after its header, AuxPoW and count.
+    expect(b.hex.endsWith([...found.values()].join(""))).toBe(true);
   });
 });

@@ -198,26 +198,27 @@ interface Sizes {
   counted: number;
 }
 
+/** A transaction's txid (the double SHA-256 of its serialization without witnesses), and that size. */
+function txidOf(r: Reader, span: TransactionSpan): { txid: string; stripped: number } {
+  const b = r.bytes;
+  if (span.flags === 0) {
+    return { txid: doubleHashHex(r, b.subarray(span.start, span.end)), stripped: span.end - span.start };
+  }
+  // Version, the input and output lists, lock time: the serialization without marker, flags and witnesses.
+  const lists = span.listsEnd - span.listsStart;
+  const stripped = VERSION_BYTES + lists + LOCK_TIME_BYTES;
+  if (r.stripped.length < stripped) r.stripped = Buffer.allocUnsafe(Math.max(stripped, r.stripped.length * 2));
+  const s = r.stripped;
+  b.copy(s, 0, span.start, span.start + VERSION_BYTES);
+  b.copy(s, VERSION_BYTES, span.listsStart, span.listsEnd);
+  b.copy(s, VERSION_BYTES + lists, span.end - LOCK_TIME_BYTES, span.end);
+  return { txid: doubleHashHex(r, s.subarray(0, stripped)), stripped };
+}
+
 /** A transaction's txid, sizes and weight from its span; its sizes added to the block's. */
 function transactionOf(r: Reader, span: TransactionSpan, position: number, sizes: Sizes): UtxoTransaction {
-  const b = r.bytes;
   const size = span.end - span.start;
-  let txid: string;
-  let stripped = size;
-  if (span.flags === 0) {
-    txid = doubleHashHex(r, b.subarray(span.start, span.end));
-  } else {
-    // Version, the input and output lists, lock time: the serialization without marker, flags and witnesses.
-    const lists = span.listsEnd - span.listsStart;
-    stripped = VERSION_BYTES + lists + LOCK_TIME_BYTES;
-    if (r.stripped.length < stripped)
-      r.stripped = Buffer.allocUnsafe(Math.max(stripped, r.stripped.length * 2));
-    const s = r.stripped;
-    b.copy(s, 0, span.start, span.start + VERSION_BYTES);
-    b.copy(s, VERSION_BYTES, span.listsStart, span.listsEnd);
-    b.copy(s, VERSION_BYTES + lists, span.end - LOCK_TIME_BYTES, span.end);
-    txid = doubleHashHex(r, s.subarray(0, stripped));
-  }
+  const { txid, stripped } = txidOf(r, span);
   // What weight counts is the serialization without MWEB data: with no witness, no marker and flags either.
   const counted = span.flags & WITNESS_FLAG ? size - span.mwebBytes : stripped;
   const weight = stripped * (WITNESS_SCALE - 1) + counted;
@@ -264,13 +265,8 @@ function headerFacts(text: string): HeaderFacts {
   return { hash: hash.toLowerCase(), height, medianTime };
 }
 
-/**
- * What the index keeps of a raw block (`hex`, the node's answer's string) whose header the node answered
- * as `header` (getblockheader's JSON text, or any block answer with `hash`, `height` and `mediantime`).
- * Throws RawBlockError when the bytes are no block of the chain, or not the block the header names.
- */
-export function decodeRawBlock(hex: string, header: string, format: RawBlockFormat): UtxoBlock {
-  const facts = headerFacts(header);
+/** A raw block's bytes (`hex`, the node's answer's string), read to its transactions' count. */
+function openBlock(hex: string, format: RawBlockFormat): { r: Reader; count: number } {
   const bytes = Buffer.from(hex, "hex");
   if (bytes.length * 2 !== hex.length) throw new RawBlockError("a raw block that is not hex");
   const r: Reader = {
@@ -280,13 +276,44 @@ export function decodeRawBlock(hex: string, header: string, format: RawBlockForm
     stripped: Buffer.allocUnsafe(4096),
   };
   need(r, HEADER_BYTES);
+  r.at = HEADER_BYTES;
+  if (format.auxpow && bytes.readUInt32LE(0) & AUXPOW_VERSION_BIT) skipAuxpow(r, format);
+  return { r, count: compactSize(r) };
+}
+
+/**
+ * The serializations (hex) of the transactions of a raw block whose txids are `wanted`: the block walked
+ * without decoding what its transactions hold, each one's txid hashed, until all are found (the Esplora
+ * API's page of several transactions of one block: the node reads a block once, not once a transaction).
+ */
+export function transactionsOfBlock(
+  hex: string,
+  format: RawBlockFormat,
+  wanted: ReadonlySet<string>,
+): Map<string, string> {
+  const { r, count } = openBlock(hex, format);
+  const found = new Map<string, string>();
+  for (let position = 0; position < count && found.size < wanted.size; position++) {
+    const span = readTransaction(r, false, format);
+    const { txid } = txidOf(r, span);
+    if (wanted.has(txid)) found.set(txid, hex.slice(2 * span.start, 2 * span.end));
+  }
+  return found;
+}
+
+/**
+ * What the index keeps of a raw block (`hex`, the node's answer's string) whose header the node answered
+ * as `header` (getblockheader's JSON text, or any block answer with `hash`, `height` and `mediantime`).
+ * Throws RawBlockError when the bytes are no block of the chain, or not the block the header names.
+ */
+export function decodeRawBlock(hex: string, header: string, format: RawBlockFormat): UtxoBlock {
+  const facts = headerFacts(header);
+  const { r, count } = openBlock(hex, format);
+  const bytes = r.bytes;
   const hash = doubleHashHex(r, bytes.subarray(0, HEADER_BYTES));
   if (hash !== facts.hash) throw new RawBlockError(`the raw block is ${hash}, its header ${facts.hash}`);
   const parentHash = hashHex(r, PREV_HASH_OFFSET);
   const headerTime = BigInt(bytes.readUInt32LE(TIME_OFFSET));
-  r.at = HEADER_BYTES;
-  if (format.auxpow && bytes.readUInt32LE(0) & AUXPOW_VERSION_BIT) skipAuxpow(r, format);
-  const count = compactSize(r);
   // The header (with its AuxPoW) and the count are in both sizes.
   const sizes: Sizes = { stripped: r.at, counted: r.at };
   const transactions: UtxoTransaction[] = [];

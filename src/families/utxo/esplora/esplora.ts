@@ -22,6 +22,7 @@ import { outpointKey } from "../indexedOutputs";
 import type { MempoolFollower } from "../mempoolFollower";
 import type { MempoolReads } from "../mempoolStore";
 import { createNodeFormat, type NodeFormat } from "../nodeFormat";
+import { RawBlockError, type RawBlockFormat, transactionsOfBlock } from "../rawBlock";
 import {
   blockJson,
   type Confirmation,
@@ -61,6 +62,12 @@ const VBYTES_PER_KVB = 1000;
  * half the node's RPC work queue (16 calls by default), so one request never fills it.
  */
 export const PARENT_READS_IN_FLIGHT = 8;
+/**
+ * A page's transactions of one block from which the block is read once rather than each transaction: the
+ * node reads the whole block for every `getrawtransaction <txid> false <block>`, so two reads already cost
+ * it more than the block's own (a page of 25 on the utxoscale bench's hot address: one block read, not 25).
+ */
+export const BLOCK_READ_MIN_TXS = 2;
 /**
  * Memory for the JSON of transactions of the index's blocks (about 4 KB each: 8,000 of them), so that a page
  * read again is neither read from the node nor decoded and written again. Bounded in bytes, least recent out.
@@ -133,6 +140,18 @@ async function fromBlock(engine: Engine, txid: string, blockHash: string) {
     : parseNode<{ tx: (NodeTransaction & { hex: string })[] }>(text).tx.find((t) => t.txid === txid);
 }
 
+/** A transaction of a block decoded from its serialization, which must be the one asked for. */
+function decoded(hex: string, txid: string, format: RawBlockFormat): NodeTransaction {
+  try {
+    const tx = decodeTransaction(hex, format.addressOf);
+    if (tx.txid === txid.toLowerCase()) return tx;
+    throw new UpstreamProtocolError(`the node answered transaction ${tx.txid} for ${txid}`);
+  } catch (error) {
+    if (!(error instanceof RawTransactionError)) throw error;
+    throw new UpstreamProtocolError(`the node's transaction ${txid} could not be read: ${error.message}`);
+  }
+}
+
 function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => Promise<NodeFormat>): Reads {
   /**
    * A transaction of a block of the best chain (the index's word), read as the node serializes it and
@@ -144,14 +163,38 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
     const text = await maybe(engine, "getrawtransaction", [txid, format === undefined, blockHash]);
     if (text === undefined) return fromBlock(engine, txid, blockHash);
     if (format === undefined) return parseNode<NodeTransaction>(text);
-    try {
-      const tx = decodeTransaction(unquote(text), format.addressOf);
-      if (tx.txid === txid.toLowerCase()) return tx;
-      throw new UpstreamProtocolError(`the node answered transaction ${tx.txid} for ${txid}`);
-    } catch (error) {
-      if (!(error instanceof RawTransactionError)) throw error;
-      throw new UpstreamProtocolError(`the node's transaction ${txid} could not be read: ${error.message}`);
-    }
+    return decoded(unquote(text), txid, format);
+  }
+  /**
+   * Transactions of blocks of the best chain: where BLOCK_READ_MIN_TXS or more of them share a block, its
+   * bytes are read once (`getblock <hash> 0`, which the index reads too) and cut here; the others one by
+   * one (ofBlock).
+   */
+  async function ofBlocks(items: readonly { txid: string; hash: string }[]) {
+    const { format } = await nodeFormat();
+    const byBlock = new Map<string, Set<string>>();
+    if (format)
+      for (const { txid, hash } of items) byBlock.set(hash, (byBlock.get(hash) ?? new Set()).add(txid));
+    const cut = new Map<string, Map<string, string>>();
+    const shared = [...byBlock].filter(([, txids]) => txids.size >= BLOCK_READ_MIN_TXS);
+    await Promise.all(
+      shared.map(async ([hash, txids]) => {
+        const text = await maybe(engine, "getblock", [hash, 0]);
+        if (text === undefined) return;
+        try {
+          cut.set(hash, transactionsOfBlock(unquote(text), format!, txids));
+        } catch (error) {
+          if (!(error instanceof RawBlockError)) throw error;
+          throw new UpstreamProtocolError(`the node's block ${hash} could not be read: ${error.message}`);
+        }
+      }),
+    );
+    return Promise.all(
+      items.map(({ txid, hash }) => {
+        const hex = cut.get(hash)?.get(txid);
+        return hex === undefined ? ofBlock(txid, hash) : decoded(hex, txid, format!);
+      }),
+    );
   }
   /**
    * A transaction of the best chain or the mempool. The node's txindex keeps what a reorg dropped (with the
@@ -226,7 +269,7 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
       const bodies = keys.map((key) => indexed.get(key));
       const missing = items.flatMap((item, i) => (bodies[i] === undefined ? [{ ...item, i }] : []));
       if (missing.length > 0) {
-        const txs = await Promise.all(missing.map(({ txid, located }) => transaction(txid, located.hash)));
+        const txs = await ofBlocks(missing.map(({ txid, located }) => ({ txid, hash: located.hash })));
         const found = missing.flatMap((m, n) => (txs[n] ? [{ ...m, tx: txs[n]! }] : []));
         const made = await bodiesOf(found, charge);
         found.forEach(({ i }, n) => {
