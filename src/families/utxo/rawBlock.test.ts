@@ -209,15 +209,24 @@ describe("decodeRawBlock refuses what is not the block", () => {
 
 describe("transactionsOfBlock: a page's transactions cut from their block", () => {
   test.each(recorded.blocks.map((b) => [b.height, b] as const))(
-    "recorded block %d: each transaction's bytes as the node serializes it (its verbosity-2 `hex`)",
+    "recorded block %d: each transaction's bytes as the node serializes it (its verbosity-2 `hex`), found by txid or by position",
     (_height, block) => {
+      const raw = JSON.parse(block.raw) as string;
       const txs = JSON.parse(block.verbose).tx as { txid: string; hex: string }[];
-      const all = transactionsOfBlock(JSON.parse(block.raw), litecoin, new Set(txs.map((tx) => tx.txid)));
-      expect([...all]).toEqual(txs.map((tx) => [tx.txid, tx.hex]));
+      const byTxid = new Map(txs.map((tx) => [tx.txid, undefined]));
+      expect([...transactionsOfBlock(raw, litecoin, byTxid)]).toEqual(txs.map((tx) => [tx.txid, tx.hex]));
+      const byPosition = new Map(txs.map((tx, position) => [tx.txid, position]));
+      expect([...transactionsOfBlock(raw, litecoin, byPosition)]).toEqual(txs.map((tx) => [tx.txid, tx.hex]));
       // Some of them, and a txid the block does not hold: those it holds only.
-      const some = new Set([txs.at(-1)!.txid, "00".repeat(32)]);
-      expect(transactionsOfBlock(JSON.parse(block.raw), litecoin, some)).toEqual(
-        new Map([[txs.at(-1)!.txid, txs.at(-1)!.hex]]),
+      const last = txs.at(-1)!;
+      const some = new Map([
+        [last.txid, undefined],
+        ["00".repeat(32), undefined],
+      ]);
+      expect(transactionsOfBlock(raw, litecoin, some)).toEqual(new Map([[last.txid, last.hex]]));
+      // By position, what lies there (the caller checks its txid as it decodes it).
+      expect(transactionsOfBlock(raw, litecoin, new Map([[last.txid, txs.length - 1]]))).toEqual(
+        new Map([[last.txid, last.hex]]),
       );
     },
   );
@@ -226,7 +235,7 @@ describe("transactionsOfBlock: a page's transactions cut from their block", () =
     const b = publicBlocks.dogecoin["371337"];
     const decoded = decodeRawBlock(b.hex, headerOf(b.hash, 371_337, 0), dogecoin);
     const txids = decoded.transactions.map((tx) => tx.txid);
-    const found = transactionsOfBlock(b.hex, dogecoin, new Set(txids));
+    const found = transactionsOfBlock(b.hex, dogecoin, new Map(txids.map((txid) => [txid, undefined])));
     expect([...found.keys()]).toEqual(txids);
     // The transactions' bytes laid end to end are the block's after its header, AuxPoW and count.
     expect(b.hex.endsWith([...found.values()].join(""))).toBe(true);

@@ -207,7 +207,8 @@ function txidOf(r: Reader, span: TransactionSpan): { txid: string; stripped: num
   // Version, the input and output lists, lock time: the serialization without marker, flags and witnesses.
   const lists = span.listsEnd - span.listsStart;
   const stripped = VERSION_BYTES + lists + LOCK_TIME_BYTES;
-  if (r.stripped.length < stripped) r.stripped = Buffer.allocUnsafe(Math.max(stripped, r.stripped.length * 2));
+  if (r.stripped.length < stripped)
+    r.stripped = Buffer.allocUnsafe(Math.max(stripped, r.stripped.length * 2));
   const s = r.stripped;
   b.copy(s, 0, span.start, span.start + VERSION_BYTES);
   b.copy(s, VERSION_BYTES, span.listsStart, span.listsEnd);
@@ -282,21 +283,26 @@ function openBlock(hex: string, format: RawBlockFormat): { r: Reader; count: num
 }
 
 /**
- * The serializations (hex) of the transactions of a raw block whose txids are `wanted`: the block walked
- * without decoding what its transactions hold, each one's txid hashed, until all are found (the Esplora
- * API's page of several transactions of one block: the node reads a block once, not once a transaction).
+ * The serializations (hex) of the transactions of a raw block that `wanted` names (txid -> its position in
+ * the block, where known), by txid: the block walked without decoding what its transactions hold, up to the
+ * last wanted (the Esplora API's page of several transactions of one block: the node reads a block once,
+ * not once a transaction). Where every position is known, they are taken by position (their txids are the
+ * caller's to check, as it decodes them); else each transaction's txid is hashed to find them.
  */
 export function transactionsOfBlock(
   hex: string,
   format: RawBlockFormat,
-  wanted: ReadonlySet<string>,
+  wanted: ReadonlyMap<string, number | undefined>,
 ): Map<string, string> {
   const { r, count } = openBlock(hex, format);
   const found = new Map<string, string>();
+  const byPosition = new Map<number, string>();
+  for (const [txid, position] of wanted) if (position !== undefined) byPosition.set(position, txid);
+  const placed = byPosition.size === wanted.size;
   for (let position = 0; position < count && found.size < wanted.size; position++) {
     const span = readTransaction(r, false, format);
-    const { txid } = txidOf(r, span);
-    if (wanted.has(txid)) found.set(txid, hex.slice(2 * span.start, 2 * span.end));
+    const txid = placed ? byPosition.get(position) : txidOf(r, span).txid;
+    if (txid !== undefined && wanted.has(txid)) found.set(txid, hex.slice(2 * span.start, 2 * span.end));
   }
   return found;
 }

@@ -170,11 +170,13 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
    * bytes are read once (`getblock <hash> 0`, which the index reads too) and cut here; the others one by
    * one (ofBlock).
    */
-  async function ofBlocks(items: readonly { txid: string; hash: string }[]) {
+  async function ofBlocks(items: readonly { txid: string; hash: string; position?: number }[]) {
     const { format } = await nodeFormat();
-    const byBlock = new Map<string, Set<string>>();
-    if (format)
-      for (const { txid, hash } of items) byBlock.set(hash, (byBlock.get(hash) ?? new Set()).add(txid));
+    const byBlock = new Map<string, Map<string, number | undefined>>();
+    if (format) {
+      for (const { txid, hash, position } of items)
+        byBlock.set(hash, (byBlock.get(hash) ?? new Map()).set(txid, position));
+    }
     const cut = new Map<string, Map<string, string>>();
     const shared = [...byBlock].filter(([, txids]) => txids.size >= BLOCK_READ_MIN_TXS);
     await Promise.all(
@@ -269,7 +271,9 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
       const bodies = keys.map((key) => indexed.get(key));
       const missing = items.flatMap((item, i) => (bodies[i] === undefined ? [{ ...item, i }] : []));
       if (missing.length > 0) {
-        const txs = await ofBlocks(missing.map(({ txid, located }) => ({ txid, hash: located.hash })));
+        const txs = await ofBlocks(
+          missing.map(({ txid, located }) => ({ txid, hash: located.hash, position: located.position })),
+        );
         const found = missing.flatMap((m, n) => (txs[n] ? [{ ...m, tx: txs[n]! }] : []));
         const made = await bodiesOf(found, charge);
         found.forEach(({ i }, n) => {

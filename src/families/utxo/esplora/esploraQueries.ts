@@ -14,6 +14,8 @@ export interface Located {
   hash: string;
   time: number;
   fee: bigint;
+  /** Its place in the block, where the query read it (a page's transactions cut from their block by it). */
+  position?: number;
 }
 
 /** What spends an output, in a block of the index. */
@@ -79,6 +81,7 @@ const located = (r: Row): Located => ({
   hash: r.hash as string,
   time: Number(r.time as string),
   fee: BigInt((r.fee as string | undefined) ?? "0"),
+  ...(typeof r.position === "number" ? { position: r.position } : {}),
 });
 
 /**
@@ -107,7 +110,7 @@ export function addressStatements(sql: Sql) {
       const below = after
         ? sql`and (a.block_number, a.position) < (${after.block.toString()}::bigint, ${after.position}::integer)`
         : sql``;
-      return sql`select encode(a.txid, 'hex') as txid, a.block_number::text as height,
+      return sql`select encode(a.txid, 'hex') as txid, a.block_number::text as height, a.position,
           encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee
         from address_transactions a
         join blocks b on b.number = a.block_number
@@ -138,7 +141,7 @@ export function createEsploraQueries(sql: Sql, bulk: BulkReads): EsploraQueries 
 
     async locate(txids) {
       if (txids.length === 0) return new Map();
-      const columns = sql`encode(t.txid, 'hex') as txid, t.block_number::text as height,
+      const columns = sql`encode(t.txid, 'hex') as txid, t.block_number::text as height, t.position,
           encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee`;
       // During a bulk load the index by txid is dropped (bulkLoad.ts): a transaction is found by the key of
       // its output 0, which every transaction has (BIP 30's repeated coinbases: at their first place).
