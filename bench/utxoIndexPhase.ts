@@ -7,8 +7,9 @@
  * beside the node's own rates over the same blocks with the indexer's window of calls in flight: its raw
  * blocks (`getblock <hash> 0`, what the backfill reads: the limit) and its verbosity-2 answers (what the
  * backfill read before issue 34), measured before and after the backfills; where each backfill's time went
- * (each process's CPU seconds; each statement's execution time from pg_stat_statements), and what its rate
- * projects for Bitcoin's mainnet. Then an address's page of transfers (`watch_getTransfersByAddress`: the
+ * (each process's CPU seconds; each statement's execution time from pg_stat_statements), the bulk load alone
+ * (from its first rows to its end: the rate a mainnet backfill runs at, without the run's fixed seconds),
+ * and what its rate projects for Bitcoin's mainnet. Then an address's page of transfers (`watch_getTransfersByAddress`: the
  * first page, one 50,000 deep by `after`, the deepest `offset` served, its sending side, and Esplora's
  * `/esplora/address/:a/txs`) on the last backfill's index of more than a million outputs.
  * Targets (reported, not asserted; issue 34): the backfill at >= 0.42 of the node's verbosity-2 rate and
@@ -196,7 +197,7 @@ interface BulkSpan {
 
 /**
  * Follows a bulk load by its rows (`bulk_load`, the index's end), every BULK_SAMPLE_MS until it ends or
- * `stop()`: when it began, wrote its first rows and ended, and each process's CPU at those moments.
+ * `end()` is called: when it began, wrote its first rows and ended, and each process's CPU at those moments.
  */
 function followBulk(databaseUrl: string, pids: { db: number; service: number; node: number }) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -209,18 +210,17 @@ function followBulk(databaseUrl: string, pids: { db: number; service: number; no
   let stopped = false;
   const seen = (async () => {
     let began: number | undefined;
-    let first: { at: number; cpu: ReturnType<typeof cpu>; from: string; before: string } | undefined;
-    let from: string | undefined;
+    /** The index's end when the bulk load began: its first rows move it. */
     let before: string | undefined;
+    let first: { at: number; cpu: ReturnType<typeof cpu>; from: string } | undefined;
     while (!stopped) {
       const [row] = await sql`select (select from_block::text from bulk_load) as from,
         (select last_block::text from indexer_state) as last`;
       const now = performance.now();
       if (row!.from !== null) {
         began ??= now;
-        from = row!.from as string;
-        before ??= String(BigInt(from) - 1n);
-        if (!first && row!.last !== before) first = { at: now, cpu: cpu(), from, before };
+        before ??= String(BigInt(row!.from as string) - 1n);
+        if (!first && row!.last !== before) first = { at: now, cpu: cpu(), from: row!.from as string };
       } else if (first) {
         const end = cpu();
         const last = row!.last as string;
