@@ -605,7 +605,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamDeadlineMs: read(env, "UPSTREAM_DEADLINE_MS")!,
     batchWindowMs: read(env, "BATCH_WINDOW_MS")!,
     batchMaxSize: read(env, "BATCH_MAX_SIZE"),
-    upstreamMaxInFlight: read(env, "UPSTREAM_MAX_IN_FLIGHT")!,
+    upstreamMaxInFlight: read(env, "UPSTREAM_MAX_IN_FLIGHT"),
     headPollMs: read(env, "HEAD_POLL_MS"),
     upstreamCooldownMs: read(env, "UPSTREAM_COOLDOWN_MS")!,
     hedgeAfterMs: read(env, "HEDGE_AFTER_MS"),
