@@ -138,15 +138,8 @@ function isTransient(error: NodeError, aboutBlock: boolean): boolean {
   return error.retryable || (aboutBlock && error.kind === "block_not_found");
 }
 
-/** A block not found by an upstream whose head is known to be below it (or not known). */
-function notReached(upstream: Upstream, error: NodeError, minBlock: bigint | undefined): boolean {
-  return (
-    error.kind === "block_not_found" &&
-    !error.retryable &&
-    minBlock !== undefined &&
-    (upstream.head === null || upstream.head < minBlock)
-  );
-}
+/** Whether an upstream's head is known to have reached `block`. */
+const hasReached = (upstream: Upstream, block: bigint) => upstream.head !== null && upstream.head >= block;
 
 /** The node says it cannot do what the call needs: the method, or for a feature call, the request. */
 function isLacking(error: NodeError, feature: boolean): boolean {
@@ -343,14 +336,18 @@ export function createUpstreamPool(options: PoolOptions): UpstreamPool {
         events?.attempt?.(upstream.name, method, "node_error");
         return { kind: "final", error: outcome.error };
       }
-      if (notReached(upstream, outcome.error, minBlock)) {
+      const { kind, retryable } = outcome.error;
+      if (
+        kind === "block_not_found" &&
+        !retryable &&
+        minBlock !== undefined &&
+        !hasReached(upstream, minBlock)
+      ) {
         // No fault of the node's (a client asking the next block must not take it out of rotation): an
         // upstream known to have reached the block is asked; past every head known, this answer is the call's.
         upstream.recordSuccess();
         events?.attempt?.(upstream.name, method, "node_error");
-        const elsewhere = upstreams.some(
-          (u) => u.state === "closed" && !notReached(u, outcome.error, minBlock),
-        );
+        const elsewhere = upstreams.some((u) => u.state === "closed" && hasReached(u, minBlock));
         return { kind: elsewhere ? "retry" : "final", error: outcome.error };
       }
       countFailure(upstream, a, outcome.error);

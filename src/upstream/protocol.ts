@@ -105,8 +105,8 @@ export interface NodeProtocol {
   readonly maxInFlight?: number;
   /**
    * The body with which these nodes refuse a request unread because their request queue is full (Bitcoin
-   * Core's "Work queue depth exceeded" with an HTTP 5xx: 500 from litecoind 0.21): the upstream is saturated, not failing, so the call
-   * is sent again after backoff and not counted against its circuit.
+   * Core's "Work queue depth exceeded" with an HTTP 5xx: 500 from litecoind 0.21): the upstream is
+   * saturated, not failing, so the call is sent again after backoff and not counted against its circuit.
    */
   readonly busyAnswer?: RegExp;
   /** Undefined where the family's nodes have none: heads are then polled only, and nothing passes through. */

@@ -53,6 +53,19 @@ export interface NodeProxy {
   callsOf(method: string): ProxyCall[];
 }
 
+/** Counts one more in flight for each key, keeping the most seen at once in `peaks`. */
+function enter(counts: Map<string, number>, peaks: Map<string, number>, keys: readonly string[]) {
+  for (const key of keys) {
+    const n = (counts.get(key) ?? 0) + 1;
+    counts.set(key, n);
+    if (n > (peaks.get(key) ?? 0)) peaks.set(key, n);
+  }
+}
+
+function leave(counts: Map<string, number>, keys: readonly string[]) {
+  for (const key of keys) counts.set(key, counts.get(key)! - 1);
+}
+
 /** Upper bound of a simulated hang, so no test waits forever. */
 export const HANG_MS = 20_000;
 
@@ -121,22 +134,14 @@ export function startProxy(target: string, options: { hide?: string[] } = {}): N
       if (c?.method) proxy.calls.push({ method: c.method, params: c.params });
     }
     const methods = [parsed].flat().flatMap((c) => (c?.method ? [c.method as string] : []));
-    for (const m of methods) {
-      const n = (inFlight.get(m) ?? 0) + 1;
-      inFlight.set(m, n);
-      if (n > (proxy.peakInFlight.get(m) ?? 0)) proxy.peakInFlight.set(m, n);
-    }
     const held = [...new Set(methods)];
-    for (const m of held) {
-      const n = (requestsInFlight.get(m) ?? 0) + 1;
-      requestsInFlight.set(m, n);
-      if (n > (proxy.peakRequests.get(m) ?? 0)) proxy.peakRequests.set(m, n);
-    }
+    enter(inFlight, proxy.peakInFlight, methods);
+    enter(requestsInFlight, proxy.peakRequests, held);
     try {
       return await answer(body, parsed);
     } finally {
-      for (const m of held) requestsInFlight.set(m, requestsInFlight.get(m)! - 1);
-      for (const m of methods) inFlight.set(m, inFlight.get(m)! - 1);
+      leave(requestsInFlight, held);
+      leave(inFlight, methods);
     }
   }
 

@@ -172,11 +172,10 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
    */
   async function ofBlocks(items: readonly { txid: string; hash: string; position?: number }[]) {
     const { format } = await nodeFormat();
+    if (format === undefined) return Promise.all(items.map(({ txid, hash }) => ofBlock(txid, hash)));
     const byBlock = new Map<string, Map<string, number | undefined>>();
-    if (format) {
-      for (const { txid, hash, position } of items)
-        byBlock.set(hash, (byBlock.get(hash) ?? new Map()).set(txid, position));
-    }
+    for (const { txid, hash, position } of items)
+      byBlock.set(hash, (byBlock.get(hash) ?? new Map()).set(txid, position));
     const cut = new Map<string, Map<string, string>>();
     const shared = [...byBlock].filter(([, txids]) => txids.size >= BLOCK_READ_MIN_TXS);
     await Promise.all(
@@ -184,7 +183,7 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
         const text = await maybe(engine, "getblock", [hash, 0]);
         if (text === undefined) return;
         try {
-          cut.set(hash, transactionsOfBlock(unquote(text), format!, txids));
+          cut.set(hash, transactionsOfBlock(unquote(text), format, txids));
         } catch (error) {
           if (!(error instanceof RawBlockError)) throw error;
           throw new UpstreamProtocolError(`the node's block ${hash} could not be read: ${error.message}`);
@@ -194,7 +193,7 @@ function createReads(engine: Engine, queries: EsploraQueries, nodeFormat: () => 
     return Promise.all(
       items.map(({ txid, hash }) => {
         const hex = cut.get(hash)?.get(txid);
-        return hex === undefined ? ofBlock(txid, hash) : decoded(hex, txid, format!);
+        return hex === undefined ? ofBlock(txid, hash) : decoded(hex, txid, format);
       }),
     );
   }
