@@ -66,8 +66,19 @@ const as = (key: string) => ({ headers: { "x-api-key": key } });
 const watch = (path: string, body: unknown, key: string, method = "POST") =>
   post(`${service.url}/watch_filters/${path}`, body, { ...as(key), method });
 
-const pay = (to: string, value = 1_000n) =>
-  node<string>("eth_sendTransaction", [{ from: alice, to, value: `0x${value.toString(16)}` }]);
+/**
+ * A payment in a block of its own: anvil answers eth_sendTransaction before it mines, so the next payment
+ * waits for this one's receipt (else two may share a block; CI saw bob's two in one).
+ */
+async function pay(to: string, value = 1_000n) {
+  const hash = await node<string>("eth_sendTransaction", [
+    { from: alice, to, value: `0x${value.toString(16)}` },
+  ]);
+  await until("the payment mined", async () =>
+    (await node<object | null>("eth_getTransactionReceipt", [hash])) ? true : undefined,
+  );
+  return hash;
+}
 const headNumber = async () => Number(await node<string>("eth_blockNumber"));
 const lastMade = async () => {
   const [row] = await db`select last_block::int as n from webhook_progress`;
