@@ -115,6 +115,8 @@ beforeAll(async () => {
     { [made.addresses[0]!]: Number((unspent.amount - 0.001).toFixed(8)) },
   ]);
   made.rawTx = (await node.rpc<{ hex: string }>("signrawtransactionwithwallet", [raw])).hex;
+  // Kept from the wallet's later sends (a sendmany below may pick it: CI saw "txn-mempool-conflict").
+  await node.rpc("lockunspent", [false, [{ txid: unspent.txid, vout: unspent.vout }]]);
   proxy = startProxy(node.url);
   service = await startTestService({
     upstreamUrls: [proxy.url],
