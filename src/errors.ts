@@ -316,7 +316,7 @@ export class MempoolBehindError extends ServiceError {
 /**
  * An answer the index cannot give truthfully while a bulk load is under way (the Bitcoin family's: its
  * blocks' rows are there, but the address totals, scripthashes and daily figures they add are made, and the
- * lookups by txid, block and address indexed, only when it ends): refused rather than answered wrong or by a
+ * lookups by address and by block indexed, only when it ends): refused rather than answered wrong or by a
  * scan of the whole chain. Worth retrying after `retryAfterSeconds`.
  */
 export class IndexBulkLoadError extends ServiceError {

@@ -3,11 +3,12 @@
  * behind the head, a window's groups are written at once, each by COPY in its own transaction, and what
  * only the read side needs waits for the end.
  *
- * - Indexes: those no writer query reads (READ_SIDE_INDEXES: the lookups by txid, by block and by address)
- *   are dropped when it begins and built once when it ends, from the definitions kept in `bulk_load`. The
- *   writers' own stay: the primary keys of blocks, transactions and outputs (the inputs' outputs are found
- *   and marked spent by theirs), `outputs_spent_block` (what a resume unspends), and the keys the figures'
- *   inserts conflict on. A rewind never runs during a bulk load: the loop finishes it first.
+ * - Indexes: those no writer query reads (READ_SIDE_INDEXES: an address's unspent outputs and its rows, by
+ *   address and by block) are dropped when it begins and built once when it ends, from the definitions kept
+ *   in `bulk_load`. The writers' own stay: the primary keys of blocks, transactions and outputs and the index
+ *   by txid (the inputs' outputs are found and marked spent through them: sql/utxo/017), `outputs_spent_block`
+ *   (what a resume unspends), and the keys the figures' inserts conflict on. A rewind never runs during a
+ *   bulk load: the loop finishes it first.
  * - Spends: an output spent within the same flight of groups is written with its spender (no update of a
  *   row just written); the others are marked as the group writer does, in the spending group's transaction.
  *   A spender's group may then not commit when the output's did (a failure, a crash): `resume` unspends what
@@ -19,34 +20,33 @@
  *   scripthash is that of the first output paying it. Until it ends they cover the blocks below it only: the
  *   reads that depend on them are refused meanwhile (bulkReads.ts), and it writes no row before those reads
  *   know it began.
- * - The end (sql/utxo/015): the figures and each index are steps made one after another, each in a transaction
- *   of its own that records it in `bulk_load.finished` (they read the rows, none writes what another reads,
- *   so they could run at once: FINISH_STEPS_AT_ONCE says why they do not); the primary keys and the end of `bulk_load` last, in one transaction. An end cut short makes only the steps
- *   not recorded, and is ended before anything else is written (`resume`).
+ * - The end (sql/utxo/015): the figures and each index are steps, FINISH_STEPS_AT_ONCE at a time, each in a
+ *   transaction of its own that records it in `bulk_load.finished` (they read the rows, none writes what
+ *   another reads); the primary keys and the end of `bulk_load` last, in one transaction. An end cut short
+ *   makes only the steps not recorded, and is ended before anything else is written (`resume`).
  */
 import type { Sql } from "../../db/database";
 import type { BulkLoad } from "../../indexer/indexFamily";
 import { copyRows, fenceWrite, type Tx, text } from "../indexRows";
 import { BULK_NOTICE_MS } from "./bulkReads";
 import type { UtxoBlock } from "./decode";
-import { outpointKey } from "./indexedOutputs";
 import {
   ADDRESS_TRANSACTIONS,
   BLOCKS,
-  bulkOutputs,
   markSpent,
+  outputsTable,
   remakeDays,
+  repeatedOutputs,
   type Spender,
   type Spenders,
   TOTALS,
   TRANSACTIONS,
   totalsOf,
 } from "./indexTables";
+import type { PlannerStatistics } from "./plannerStatistics";
 
 /** The indexes only the read side (and a rewind) reads, dropped while a bulk load runs. */
 const READ_SIDE_INDEXES = [
-  "transactions_txid",
-  "outputs_block",
   "outputs_unspent",
   "address_transactions_pkey",
   "address_transactions_sending",
@@ -74,30 +74,6 @@ function spendersWithin(blocks: readonly UtxoBlock[]): Spenders {
     }
   }
   return spenders;
-}
-
-/**
- * The outputs of the flight not to write: a coinbase's whose txid repeats one the index holds or the flight
- * made before (BIP 30: Bitcoin's blocks 91,842 and 91,880), the first row kept as the group writer keeps it.
- */
-async function repeatedOutputs(sql: Sql, blocks: readonly UtxoBlock[]): Promise<Set<string>> {
-  const coinbases = blocks.flatMap((b) => b.transactions.filter((tx) => tx.coinbase));
-  const stored = new Set(
-    (
-      await sql`select distinct encode(txid, 'hex') as txid from outputs
-        where txid = any(array(select decode(t, 'hex') from unnest(${coinbases.map((tx) => tx.txid)}::text[]) t))`
-    ).map((r) => r.txid as string),
-  );
-  const seen = new Set<string>();
-  const skip = new Set<string>();
-  for (const tx of coinbases) {
-    for (const o of tx.outputs) {
-      const key = outpointKey(tx.txid, o.vout);
-      if (stored.has(tx.txid) || seen.has(key)) skip.add(key);
-      seen.add(key);
-    }
-  }
-  return skip;
 }
 
 /** Unspends what blocks above the index's end spent (a spender's group that did not commit). */
@@ -217,7 +193,7 @@ async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> 
   if (failures.length > 0) throw failures[0];
 }
 
-export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
+export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): BulkLoad<UtxoBlock> {
   const load: BulkLoad<UtxoBlock> = {
     async resume() {
       const [row] = await sql`select cardinality(finished) as steps from bulk_load`;
@@ -256,7 +232,7 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
     async write(groups, expectedLast, committed) {
       const all = groups.flat();
       const spenders = spendersWithin(all);
-      const outputs = bulkOutputs(spenders, await repeatedOutputs(sql, all));
+      const outputs = outputsTable(await repeatedOutputs(sql, all), spenders);
       // Each group moves the progress row on from the end of the one below, once that one committed (a
       // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
       // the row not moved): so the groups commit in order, and one that fails stops those above it.
@@ -286,6 +262,7 @@ export function createUtxoBulkLoad(sql: Sql): BulkLoad<UtxoBlock> {
         if (result.status === "rejected") throw result.reason;
         committed(i);
       }
+      await statistics.written(all.reduce((n, b) => n + b.transactions.length, 0));
     },
 
     async finish() {

@@ -15,7 +15,7 @@ function fakeSql(answers: (Record<string, unknown>[] | Error)[]) {
 
 const ROW = { from: "100", last: "250", day: "2020-03-02" };
 
-test("the state is read once a second at most, on demand, and a failed read is not kept", async () => {
+test("the state is read once every BULK_STATE_TTL_MS at most, on demand, and a failed read is not kept", async () => {
   let now = 0;
   const { sql, asked } = fakeSql([[ROW], new Error("lost"), [], [ROW]]);
   const bulk = createBulkReads(sql, () => now);
@@ -47,6 +47,6 @@ test("a read refused during a bulk load is a 503 with Retry-After naming it and 
     BULK_RETRY_AFTER_S,
   ]);
   expect(e.message).toBe(
-    "transfers are not answered while the index is bulk loaded (from block 100, now at block 250): the address totals, scripthashes and daily figures of its blocks, and the lookups by txid, block and address, are made when it ends; retry later",
+    "transfers are not answered while the index is bulk loaded (from block 100, now at block 250): the address totals, scripthashes and daily figures of its blocks, and the lookups by address and by block, are made when it ends; retry later",
   );
 });

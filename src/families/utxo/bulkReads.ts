@@ -15,11 +15,15 @@
 import type { Sql } from "../../db/database";
 import { IndexBulkLoadError } from "../../errors";
 
-/** How long a read of the state is taken as it is. */
-export const BULK_STATE_TTL_MS = 1_000;
+/**
+ * How long a read of the state is taken as it is: an instance asks a one-row query at most 4 times a second
+ * while its reads need it, and a bulk load waits twice this before its first rows (below).
+ */
+export const BULK_STATE_TTL_MS = 250;
 /**
  * What a bulk load waits between its beginning and its first rows: every state read before it began has
- * expired a second before those rows are visible, a second a read let through by one had to run.
+ * expired BULK_STATE_TTL_MS before those rows are visible, what a read let through by one had to begin its
+ * query (its snapshot is taken then: rows committed later are not in it).
  */
 export const BULK_NOTICE_MS = 2 * BULK_STATE_TTL_MS;
 /** When a refused read may be tried again: a bulk load lasts hours on a mainnet. */
@@ -48,7 +52,7 @@ export interface BulkReads {
 /** The refusal of `what` during the bulk load `state`. */
 export function bulkRefusal(what: string, state: BulkLoadState): IndexBulkLoadError {
   return new IndexBulkLoadError(
-    `${what} are not answered while the index is bulk loaded (from block ${state.fromBlock}, now at block ${state.lastBlock}): the address totals, scripthashes and daily figures of its blocks, and the lookups by txid, block and address, are made when it ends; retry later`,
+    `${what} are not answered while the index is bulk loaded (from block ${state.fromBlock}, now at block ${state.lastBlock}): the address totals, scripthashes and daily figures of its blocks, and the lookups by address and by block, are made when it ends; retry later`,
     BULK_RETRY_AFTER_S,
   );
 }

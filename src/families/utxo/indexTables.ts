@@ -3,6 +3,7 @@
  * group writer (indexWriter.ts) and the bulk load (bulkLoad.ts): each table's rows of a block, the spends a
  * group marks, and the days' figures made again from the rows.
  */
+import type { Sql } from "../../db/database";
 import { type Cell, type IndexTable, indexTable, type Tx, text, utcDay } from "../indexRows";
 import { blockSums, type UtxoBlock, type UtxoTransaction } from "./decode";
 import { outpointKey } from "./indexedOutputs";
@@ -93,6 +94,12 @@ const OUTPUT_COLUMNS = [
   ["value", "bigint"],
   ["pays", "boolean"],
 ] as const;
+/** A bulk load's outputs spent within its flight of groups are written spent. */
+const SPENDER_COLUMNS = [
+  ["spent_txid", "hex"],
+  ["spent_vin", "integer"],
+  ["spent_block", "bigint"],
+] as const;
 
 const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number], n: string): Cell[] => [
   tx.txid,
@@ -105,40 +112,64 @@ const outputCells = (tx: UtxoTransaction, o: UtxoTransaction["outputs"][number],
   o.pays,
 ];
 
-export const OUTPUTS = indexTable<UtxoBlock>(
-  "outputs",
-  OUTPUT_COLUMNS,
-  (b, n) => b.transactions.flatMap((tx) => tx.outputs.map((o) => outputCells(tx, o, n))),
-  "on conflict (txid, vout) do nothing",
-);
-
 /** An output's spender: its transaction, the input's index, the block (as text). */
 export type Spender = readonly [txid: string, vin: string, block: string];
 /** Spenders of outputs by the outputs' txid, then vout: one lookup a transaction, none per output. */
 export type Spenders = ReadonlyMap<string, ReadonlyMap<number, Spender>>;
+const NO_SPENDERS: Spenders = new Map();
 
 /**
- * The outputs of a bulk load's group with their spenders where these are known (spent in the same flight of
- * groups), by COPY: outputs (by outpointKey) in `skip` are not written (a BIP 30 coinbase's repeated
- * outputs: the first row stays, as `OUTPUTS`' conflict keeps it).
+ * The outputs of a group but those (by outpointKey) in `skip`: a BIP 30 coinbase's repeated outputs, the
+ * first row kept (`repeatedOutputs`). A bulk load's (`spenders` given) are written with their spenders where
+ * these are known (spent in the same flight of groups), by COPY.
  */
-export function bulkOutputs(spenders: Spenders, skip: ReadonlySet<string>): IndexTable<UtxoBlock> {
-  return indexTable<UtxoBlock>(
-    "outputs",
-    [...OUTPUT_COLUMNS, ["spent_txid", "hex"], ["spent_vin", "integer"], ["spent_block", "bigint"]],
-    (b, n) => {
-      const rows: Cell[][] = [];
-      for (const tx of b.transactions) {
-        const spent = spenders.get(tx.txid);
-        for (const o of tx.outputs) {
-          if (skip.size > 0 && skip.has(outpointKey(tx.txid, o.vout))) continue;
-          const by = spent?.get(o.vout);
-          rows.push([...outputCells(tx, o, n), by?.[0] ?? null, by?.[1] ?? null, by?.[2] ?? null]);
+export function outputsTable(skip: ReadonlySet<string>, spenders?: Spenders): IndexTable<UtxoBlock> {
+  const spent = spenders ?? NO_SPENDERS;
+  const columns = spenders ? [...OUTPUT_COLUMNS, ...SPENDER_COLUMNS] : OUTPUT_COLUMNS;
+  return indexTable<UtxoBlock>("outputs", columns, (b, n) => {
+    const rows: Cell[][] = [];
+    for (const tx of b.transactions) {
+      const by = spent.get(tx.txid);
+      for (const o of tx.outputs) {
+        if (skip.size > 0 && skip.has(outpointKey(tx.txid, o.vout))) continue;
+        const cells = outputCells(tx, o, n);
+        if (spenders) {
+          const s = by?.get(o.vout);
+          cells.push(s?.[0] ?? null, s?.[1] ?? null, s?.[2] ?? null);
         }
+        rows.push(cells);
       }
-      return rows;
-    },
+    }
+    return rows;
+  });
+}
+
+/**
+ * The outputs of `blocks` not to write: a coinbase's whose txid repeats one the index holds below them or
+ * that `blocks` made before (BIP 30: Bitcoin's blocks 91,842 and 91,880 repeat two earlier coinbases), so
+ * that an outpoint names one output of the index, the first. One lookup of the coinbases' txids a group (by
+ * `transactions_txid`; the transaction row of a repeat is written, at its own place).
+ */
+export async function repeatedOutputs(sql: Sql | Tx, blocks: readonly UtxoBlock[]): Promise<Set<string>> {
+  const coinbases = blocks.flatMap((b) => b.transactions.filter((tx) => tx.coinbase));
+  const skip = new Set<string>();
+  if (coinbases.length === 0) return skip;
+  const stored = new Set(
+    (
+      await sql`select distinct encode(txid, 'hex') as txid from transactions
+        where txid = any(array(select decode(t, 'hex') from unnest(${coinbases.map((tx) => tx.txid)}::text[]) t))
+          and block_number < ${text(blocks[0]!.number)}::bigint`
+    ).map((r) => r.txid as string),
   );
+  const seen = new Set<string>();
+  for (const tx of coinbases) {
+    for (const o of tx.outputs) {
+      const key = outpointKey(tx.txid, o.vout);
+      if (stored.has(tx.txid) || seen.has(key)) skip.add(key);
+      seen.add(key);
+    }
+  }
+  return skip;
 }
 
 /** What one transaction does to each address it touches (address_transactions' row). */
@@ -206,9 +237,6 @@ export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
     on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
 );
 
-/** In the order they are written: blocks first, which the others reference. */
-export const TABLES = [BLOCKS, TRANSACTIONS, OUTPUTS, ADDRESS_TRANSACTIONS] as const;
-
 /** The outputs of the index a group's inputs spend, with their spender, as columns. */
 function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {
   const cols = {
@@ -245,7 +273,9 @@ export async function markSpent(tx: Tx, blocks: readonly UtxoBlock[], written?: 
       spent_block = u.block::bigint
     from unnest(${s.txid}::text[], ${s.vout}::text[], ${s.by}::text[], ${s.vin}::text[], ${s.block}::text[])
       as u(txid, vout, by, vin, block)
-    where o.txid = decode(u.txid, 'hex') and o.vout = u.vout::integer and o.spent_txid is null`;
+      join transactions t on t.txid = decode(u.txid, 'hex')
+    where o.block_number = t.block_number and o.position = t.position and o.vout = u.vout::integer
+      and o.spent_txid is null`;
   if (marked.count !== s.txid.length) {
     throw new Error(
       `${s.txid.length - marked.count} spent outputs were missing or already spent in the index`,

@@ -28,7 +28,18 @@ import {
 } from "../indexRows";
 import { createUtxoBulkLoad } from "./bulkLoad";
 import type { UtxoBlock } from "./decode";
-import { markSpent, remakeDays, TABLES, TOTALS, totalsOf } from "./indexTables";
+import {
+  ADDRESS_TRANSACTIONS,
+  BLOCKS,
+  markSpent,
+  outputsTable,
+  remakeDays,
+  repeatedOutputs,
+  TOTALS,
+  TRANSACTIONS,
+  totalsOf,
+} from "./indexTables";
+import { createPlannerStatistics } from "./plannerStatistics";
 
 /** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
 const KNOWN_ADDRESSES = 100_000;
@@ -146,6 +157,7 @@ async function removeFrom(tx: Tx, from: string): Promise<void> {
 }
 
 export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
+  const statistics = createPlannerStatistics(sql);
   const knownScripts = createKnown();
   const knownDays = createKnown();
   // Where this writer last left the index, with what it remembers written there; undefined once it cannot
@@ -161,11 +173,18 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
     start: (firstBlock) => startIndexerState(sql, firstBlock),
     hashOf: (number) => storedHash(sql, number),
     forget,
-    bulk: createUtxoBulkLoad(sql),
+    bulk: createUtxoBulkLoad(sql, statistics),
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
-      const rows = TABLES.map((table) => encodeRows(table, blocks));
+      // In the order they are written: blocks first, which the others reference.
+      const tables = [
+        BLOCKS,
+        TRANSACTIONS,
+        outputsTable(await repeatedOutputs(sql, blocks)),
+        ADDRESS_TRANSACTIONS,
+      ];
+      const rows = tables.map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
       // The index ends elsewhere than this writer left it: another instance wrote (and may have rewound)
@@ -199,6 +218,7 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
       knownScripts.add(written.scripts);
       knownDays.add(written.days);
       lastWritten = BigInt(last);
+      await statistics.written(blocks.reduce((n, b) => n + b.transactions.length, 0));
     },
 
     async maintain() {

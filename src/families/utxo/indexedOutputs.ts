@@ -2,7 +2,8 @@
  * The index's outputs (sql/utxo/007_utxo_index.sql `outputs`) that outpoints name, by outpointKey: the one
  * read of what an input spends, for the index's writer (prevouts.ts), the pending watch (mempoolFeed.ts,
  * through watchMatchQueries.ts) and the Esplora API (esplora/esploraQueries.ts). An outpoint the index does
- * not hold has no entry.
+ * not hold has no entry. An outpoint is found through its transaction, then the output at its place
+ * (sql/utxo/017): a txid twice in the chain (BIP 30) has outputs at its first place only.
  */
 import type { Sql } from "../../db/database";
 
@@ -24,7 +25,8 @@ export async function indexedOutputs(
   const rows = await sql`select encode(o.txid, 'hex') as txid, o.vout, o.script, o.value::text as value,
       o.address
     from unnest(${outpoints.map((o) => o.txid)}::text[], ${outpoints.map((o) => o.vout)}::integer[]) as p(txid, vout)
-    join outputs o on o.txid = decode(p.txid, 'hex') and o.vout = p.vout`;
+    join transactions t on t.txid = decode(p.txid, 'hex')
+    join outputs o on o.block_number = t.block_number and o.position = t.position and o.vout = p.vout`;
   return new Map(
     rows.map((r) => [
       outpointKey(r.txid as string, r.vout as number),

@@ -96,7 +96,7 @@ const ZERO_STATS: ScriptStats = { fundedCount: 0n, fundedSum: 0n, spentCount: 0n
 export function createUtxoEsplora(deps: EsploraDeps, follower: MempoolFollower): EsploraSource {
   const { engine } = deps;
   const bulk = deps.guard(createBulkReads(deps.sql));
-  const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql, bulk));
+  const queries: EsploraQueries = deps.guard(createEsploraQueries(deps.sql));
   follower.hold();
   const mempool = createMempoolView(follower);
   const reads = createReads(engine, queries, createNodeFormat(engine, deps.chain));

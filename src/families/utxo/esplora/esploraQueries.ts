@@ -5,7 +5,6 @@
  * hex (as the node writes them), amounts as satoshis; every list is bounded by its caller's limit.
  */
 import type { Sql } from "../../../db/database";
-import type { BulkReads } from "../bulkReads";
 import { type IndexedOutput, indexedOutputs } from "../indexedOutputs";
 
 /** Where a confirmed transaction is: its block, the block's header time, and its fee from the index. */
@@ -122,7 +121,7 @@ export function addressStatements(sql: Sql) {
   };
 }
 
-export function createEsploraQueries(sql: Sql, bulk: BulkReads): EsploraQueries {
+export function createEsploraQueries(sql: Sql): EsploraQueries {
   const statements = addressStatements(sql);
   const txidArray = (txids: readonly string[]) =>
     sql`array(select decode(t, 'hex') from unnest(${txids as string[]}::text[]) t)`;
@@ -143,15 +142,8 @@ export function createEsploraQueries(sql: Sql, bulk: BulkReads): EsploraQueries 
       if (txids.length === 0) return new Map();
       const columns = sql`encode(t.txid, 'hex') as txid, t.block_number::text as height, t.position,
           encode(b.hash, 'hex') as hash, b.header_time::text as time, t.fee::text as fee`;
-      // During a bulk load the index by txid is dropped (bulkLoad.ts): a transaction is found by the key of
-      // its output 0, which every transaction has (BIP 30's repeated coinbases: at their first place).
-      const rows = (await bulk.state())
-        ? await sql`select ${columns} from outputs o
-            join transactions t on t.block_number = o.block_number and t.position = o.position
-            join blocks b on b.number = t.block_number
-            where o.txid = any(${txidArray(txids)}) and o.vout = 0`
-        : await sql`select ${columns} from transactions t join blocks b on b.number = t.block_number
-            where t.txid = any(${txidArray(txids)})`;
+      const rows = await sql`select ${columns} from transactions t join blocks b on b.number = t.block_number
+        where t.txid = any(${txidArray(txids)})`;
       return new Map(rows.map((r) => [r.txid as string, located(r)]));
     },
 
@@ -160,8 +152,10 @@ export function createEsploraQueries(sql: Sql, bulk: BulkReads): EsploraQueries 
     async spends(txid) {
       const rows = await sql`select o.vout, encode(o.spent_txid, 'hex') as txid, o.spent_vin as vin,
           o.spent_block::text as height, encode(b.hash, 'hex') as hash, b.header_time::text as time
-        from outputs o join blocks b on b.number = o.spent_block
-        where o.txid = decode(${txid}, 'hex') and o.spent_txid is not null`;
+        from transactions t
+        join outputs o on o.block_number = t.block_number and o.position = t.position
+        join blocks b on b.number = o.spent_block
+        where t.txid = decode(${txid}, 'hex') and o.spent_txid is not null`;
       return new Map(
         rows.map((r) => [r.vout as number, { txid: r.txid as string, vin: r.vin as number, ...located(r) }]),
       );
