@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import postgres from "postgres";
+import { BULK_NOTICE_MS } from "../src/families/utxo/bulkReads";
 import { startProxy } from "./support/proxy";
 import {
   post,
@@ -54,7 +55,7 @@ let normal: TestService;
 let normalDb: postgres.Sql;
 let bulkUrl: string;
 let bulkDb: postgres.Sql;
-let proxyUrl: string;
+let proxy: ReturnType<typeof startProxy>;
 let head: number;
 /** Where the first bulk-loading service was stopped, in the middle of its bulk load. */
 let stopped: { last: number | null; bulking: boolean; keyed: boolean };
@@ -203,10 +204,35 @@ async function questions(last: number) {
   return { esploraRefused, esploraAnswered, operationsRefused };
 }
 
+/** How often the bulk load's beginning is polled. */
+const BEGIN_POLL_MS = 5;
+
+/**
+ * When a bulk load's marker first showed and when its first rows did (performance.now()), polled every
+ * BEGIN_POLL_MS on a connection of its own from before the service starts; undefined where its first rows
+ * showed with the marker or before it was seen.
+ */
+async function bulkBeginning(): Promise<{ marked: number; rows: number } | undefined> {
+  const db = open(bulkUrl);
+  const deadline = performance.now() + CATCH_UP_MS;
+  let marked: number | undefined;
+  while (performance.now() < deadline) {
+    if (await useChainSchema(db).catch(() => undefined)) {
+      const state = await bulkState(db);
+      const now = performance.now();
+      if (state?.bulking && state.last === -1) marked ??= now;
+      if (state?.last !== undefined && state.last !== null && state.last >= 0)
+        return marked === undefined ? undefined : { marked, rows: now };
+    }
+    await Bun.sleep(BEGIN_POLL_MS);
+  }
+  throw new Error("the bulk load wrote no rows in time");
+}
+
 /** Starts the bulk-loading service on its database, through the slow proxy. */
 const startBulk = (): Promise<ServiceProcess> =>
   startServiceProcess({
-    upstreamUrls: [proxyUrl],
+    upstreamUrls: [proxy.url],
     databaseUrl: bulkUrl,
     env: { ...ENV, INDEX_BULK_DISTANCE_BLOCKS: String(DISTANCE) },
   });
@@ -241,17 +267,23 @@ beforeAll(async () => {
   });
   normalDb = open(normalUrl);
   bulkDb = open(bulkUrl);
-  const proxy = startProxy(chain.node.url);
+  proxy = startProxy(chain.node.url);
   proxy.delayMs = NODE_DELAY_MS;
-  proxyUrl = proxy.url;
 }, 180_000);
 
 afterAll(async () => {
   await normal?.stop();
 });
 
-test("a bulk load stopped (SIGTERM) in its middle keeps its marker and its dropped indexes, the index ending at a group it committed", async () => {
+test("a bulk load commits no row until BULK_NOTICE_MS after its marker (the readers' notice); stopped (SIGTERM) in its middle it keeps its marker and its dropped indexes, the index ending at a group it committed", async () => {
+  // The node at full speed while it begins: its first window is read in well under BULK_NOTICE_MS.
+  proxy.delayMs = 0;
+  const beginning = bulkBeginning();
   const first = await startBulk();
+  const seen = await beginning;
+  proxy.delayMs = NODE_DELAY_MS;
+  expect(seen).toBeDefined();
+  expect(seen!.rows - seen!.marked).toBeGreaterThanOrEqual(BULK_NOTICE_MS - 2 * BEGIN_POLL_MS);
   const bulkSchema = await until(
     "the bulk index's tables",
     () => useChainSchema(bulkDb).catch(() => undefined),

@@ -72,8 +72,8 @@ async function beginBulk(ctx: LeadContext): Promise<void> {
 export async function bulkWindow(ctx: LeadContext, to: bigint, progress: Progress): Promise<boolean> {
   const { cursor, index } = ctx;
   const bulk = index.writer.bulk!;
-  // Begun while its first window is read and prepared, which write nothing: the readers' notice (no row
-  // for a while after it begins) passes meanwhile instead of after.
+  // Begun while its first window is read and prepared, which write nothing (the family's notice to the
+  // readers, if any, passes while the first groups are written: they commit after it).
   const begun = ctx.bulking ? undefined : beginBulk(ctx);
   begun?.catch(() => {});
   try {

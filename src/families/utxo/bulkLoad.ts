@@ -18,7 +18,7 @@
  *   address per group. They come out as the group writer's: the totals are sums of the rows, a day's figures
  *   and active addresses are made from the day's blocks and rows as a rewind makes them, and an address's
  *   scripthash is that of the first output paying it. Until it ends they cover the blocks below it only: the
- *   reads that depend on them are refused meanwhile (bulkReads.ts), and it writes no row before those reads
+ *   reads that depend on them are refused meanwhile (bulkReads.ts), and it commits no row before those reads
  *   know it began.
  * - The end (sql/utxo/015): the figures and each index are steps, FINISH_STEPS_AT_ONCE at a time, each in a
  *   transaction of its own that records it in `bulk_load.finished` (they read the rows, none writes what
@@ -194,6 +194,11 @@ async function makeSteps(sql: Sql, steps: readonly FinishStep[]): Promise<void> 
 }
 
 export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): BulkLoad<UtxoBlock> {
+  /**
+   * Until when a bulk load this writer began keeps its rows from being seen (bulkReads.ts): its first
+   * groups are written meanwhile and commit after it.
+   */
+  let noticeUntil = 0;
   const load: BulkLoad<UtxoBlock> = {
     async resume() {
       const [row] = await sql`select cardinality(finished) as steps from bulk_load`;
@@ -225,8 +230,9 @@ export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): Bul
         }
         return true;
       });
-      // No row before every reader knows (bulkReads.ts): none answers from its figures as if complete.
-      if (begun) await Bun.sleep(BULK_NOTICE_MS);
+      // No row visible before every reader knows (bulkReads.ts): none answers from its figures as if
+      // complete. The rows are written meanwhile; their commits wait (write, below).
+      if (begun) noticeUntil = performance.now() + BULK_NOTICE_MS;
     },
 
     async write(groups, expectedLast, committed) {
@@ -235,8 +241,10 @@ export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): Bul
       const outputs = outputsTable(await repeatedOutputs(sql, all), spenders);
       // Each group moves the progress row on from the end of the one below, once that one committed (a
       // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
-      // the row not moved): so the groups commit in order, and one that fails stops those above it.
-      let below: Promise<unknown> = Promise.resolve();
+      // the row not moved): so the groups commit in order, and one that fails stops those above it. The
+      // first waits for the notice of a bulk load just begun.
+      const notice = noticeUntil - performance.now();
+      let below: Promise<unknown> = notice > 0 ? Bun.sleep(notice) : Promise.resolve();
       let from = expectedLast;
       const writes = groups.map((blocks) => {
         const expected = from;

@@ -8,8 +8,8 @@
  *
  * The state is read from the database the reads read (a replica where one is set, whichever instance
  * writes the index), at most once every BULK_STATE_TTL_MS, on demand: never a query per request. A bulk
- * load that begins waits BULK_NOTICE_MS before it writes a row (bulkLoad.ts `begin`), so a state read
- * before it began is stale before the first of its rows is visible; one that ends is at most
+ * load that begins commits no row until BULK_NOTICE_MS after (bulkLoad.ts `begin`, `write`), so a state
+ * read before it began is stale before the first of its rows is visible; one that ends is at most
  * BULK_STATE_TTL_MS more of refusals.
  */
 import type { Sql } from "../../db/database";
