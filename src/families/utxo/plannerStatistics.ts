@@ -2,12 +2,14 @@
  * The planner's statistics of `transactions` kept as the index grows (sql/utxo/017: an outpoint is found
  * through its transaction's txid, by the writers as by the read side). The index by txid is not unique (BIP
  * 30), so without statistics PostgreSQL takes each txid for one of 200 distinct values: a join of a group's
- * outpoints then looks like a fifth of the table, and it hashes every output instead of probing the index
- * (measured on the bench's bulk load: 0.7 s a lookup instead of a few ms, 47.8 s for the load against 15).
- * Autovacuum analyzes a table a minute at best, after a tenth of it changed: a backfill from an empty index
- * outgrows that. So the writers ANALYZE it themselves each time the rows written since the last one reach
- * what the table held then (at least ANALYZE_MIN_ROWS): a few dozen times over a mainnet's history, a sample
- * of 30,000 rows each (tens of milliseconds).
+ * outpoints looked like a fifth of the table, and it hashed every output instead of probing the index
+ * (measured on the bench's bulk load: 47.8 s for the load against 15). The lookups by outpoint now probe
+ * whatever the statistics (indexedOutputs.ts), but their costs (a plan past `jit_above_cost` is compiled
+ * first) and every other query by txid still follow them. Autovacuum analyzes a table a minute at best,
+ * after a tenth of it changed: a backfill from an empty index outgrows that. So the writers ANALYZE it
+ * themselves each time the rows written since the last one reach what the table held then (at least
+ * ANALYZE_MIN_ROWS): a few dozen times over a mainnet's history, a sample of 30,000 rows each (tens of
+ * milliseconds).
  */
 import type { Sql } from "../../db/database";
 
