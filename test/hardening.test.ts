@@ -795,7 +795,9 @@ describe("memory and restarts", () => {
       databaseUrl: database,
       env: { HEAD_POLL_MS: "50" },
     });
-    const numbers = [7, 8, 9, 10];
+    // anvil's finalized block is head - 64: at head 73 the blocks from 10 up are not final yet.
+    await chain("anvil_mine", [hex(63)]);
+    const numbers = [10, 11, 12, 13];
     const ask = (url: string, n: number) =>
       post(`${url}/node/jsonrpc`, {
         jsonrpc: "2.0",
@@ -804,13 +806,16 @@ describe("memory and restarts", () => {
         params: [hex(n), false],
       });
     for (const n of numbers) expect((await ask(first.url, n)).headers.get("x-cache")).toBe("miss");
-    // anvil's finalized block is head - 64: 80 more blocks make them final, while they are still in memory.
-    await chain("anvil_mine", [hex(80)]);
+    // Four more blocks make them final while they are still in memory (kept about a block time, 1 s on a
+    // dev chain: the answers' block must turn final within it, so the blocks mined meanwhile are few).
+    await chain("anvil_mine", [hex(4)]);
     await until("finality past them", async () => {
       const health = (await (await fetch(`${first.url}/health`)).json()) as any;
-      return health.head.finalized >= 10 ? true : undefined;
+      return health.head.finalized >= 13 ? true : undefined;
     });
     await first.stop();
+    // The next instance's follower reads the blocks near the head and the final one: these lie far below.
+    await chain("anvil_mine", [hex(80)]);
     const proxy = startProxy(anvil.url);
     const second = await startTestService({
       upstreamUrls: [proxy.url],
