@@ -31,16 +31,12 @@ import { copyRows, fenceWrite, type Tx, text } from "../indexRows";
 import { BULK_NOTICE_MS } from "./bulkReads";
 import type { UtxoBlock } from "./decode";
 import {
-  ADDRESS_TRANSACTIONS,
-  BLOCKS,
   markSpent,
-  outputsTable,
   remakeDays,
-  repeatedOutputs,
   type Spender,
   type Spenders,
   TOTALS,
-  TRANSACTIONS,
+  tablesToWrite,
   totalsOf,
 } from "./indexTables";
 import type { PlannerStatistics } from "./plannerStatistics";
@@ -238,7 +234,7 @@ export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): Bul
     async write(groups, expectedLast, committed) {
       const all = groups.flat();
       const spenders = spendersWithin(all);
-      const outputs = outputsTable(await repeatedOutputs(sql, all), spenders);
+      const tables = await tablesToWrite(sql, all, spenders);
       // Each group moves the progress row on from the end of the one below, once that one committed (a
       // statement's snapshot would not see a move not yet committed: it would not wait for it, and find
       // the row not moved): so the groups commit in order, and one that fails stops those above it. The
@@ -254,8 +250,7 @@ export function createUtxoBulkLoad(sql: Sql, statistics: PlannerStatistics): Bul
         const write = sql.begin(async (tx) => {
           // As the group writer's: a commit a database crash loses is written again from the node.
           await tx`set local synchronous_commit = off`;
-          for (const table of [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS])
-            await copyRows(tx, table, blocks);
+          for (const table of tables) await copyRows(tx, table, blocks);
           await markSpent(tx, blocks, spenders);
           await turn;
           await fenceWrite(tx, text(last), expected);

@@ -123,7 +123,7 @@ const NO_SPENDERS: Spenders = new Map();
  * first row kept (`repeatedOutputs`). A bulk load's (`spenders` given) are written with their spenders where
  * these are known (spent in the same flight of groups), by COPY.
  */
-export function outputsTable(skip: ReadonlySet<string>, spenders?: Spenders): IndexTable<UtxoBlock> {
+function outputsTable(skip: ReadonlySet<string>, spenders?: Spenders): IndexTable<UtxoBlock> {
   const spent = spenders ?? NO_SPENDERS;
   const columns = spenders ? [...OUTPUT_COLUMNS, ...SPENDER_COLUMNS] : OUTPUT_COLUMNS;
   return indexTable<UtxoBlock>("outputs", columns, (b, n) => {
@@ -150,7 +150,7 @@ export function outputsTable(skip: ReadonlySet<string>, spenders?: Spenders): In
  * that an outpoint names one output of the index, the first. One lookup of the coinbases' txids a group (by
  * `transactions_txid`; the transaction row of a repeat is written, at its own place).
  */
-export async function repeatedOutputs(sql: Sql | Tx, blocks: readonly UtxoBlock[]): Promise<Set<string>> {
+async function repeatedOutputs(sql: Sql | Tx, blocks: readonly UtxoBlock[]): Promise<Set<string>> {
   const coinbases = blocks.flatMap((b) => b.transactions.filter((tx) => tx.coinbase));
   const skip = new Set<string>();
   if (coinbases.length === 0) return skip;
@@ -236,6 +236,20 @@ export const ADDRESS_TRANSACTIONS = indexTable<UtxoBlock>(
   `insert into address_totals as s (address, ${TOTALS.join(", ")}) ${totalsOf("inserted")}
     on conflict (address) do update set ${TOTALS.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ")}`,
 );
+
+/**
+ * The tables a group of `blocks` writes, in the order they are written (blocks first, which the others
+ * reference): the outputs but BIP 30's repeats (`repeatedOutputs`), with their spenders where `spenders` is
+ * given (a bulk load's flight).
+ */
+export async function tablesToWrite(
+  sql: Sql | Tx,
+  blocks: readonly UtxoBlock[],
+  spenders?: Spenders,
+): Promise<readonly IndexTable<UtxoBlock>[]> {
+  const outputs = outputsTable(await repeatedOutputs(sql, blocks), spenders);
+  return [BLOCKS, TRANSACTIONS, outputs, ADDRESS_TRANSACTIONS];
+}
 
 /** The outputs of the index a group's inputs spend, with their spender, as columns. */
 function spendsOf(blocks: readonly UtxoBlock[], known?: Spenders) {

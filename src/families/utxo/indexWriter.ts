@@ -28,17 +28,7 @@ import {
 } from "../indexRows";
 import { createUtxoBulkLoad } from "./bulkLoad";
 import type { UtxoBlock } from "./decode";
-import {
-  ADDRESS_TRANSACTIONS,
-  BLOCKS,
-  markSpent,
-  outputsTable,
-  remakeDays,
-  repeatedOutputs,
-  TOTALS,
-  TRANSACTIONS,
-  totalsOf,
-} from "./indexTables";
+import { markSpent, remakeDays, TOTALS, tablesToWrite, totalsOf } from "./indexTables";
 import { createPlannerStatistics } from "./plannerStatistics";
 
 /** Addresses whose scripthash, and (day, address) pairs, are remembered as written: a busy chain's reused ones. */
@@ -177,14 +167,7 @@ export function createUtxoIndexWriter(sql: Sql): IndexWriter<UtxoBlock> {
 
     async write(blocks, expectedLast) {
       if (blocks.length === 0) return;
-      // In the order they are written: blocks first, which the others reference.
-      const tables = [
-        BLOCKS,
-        TRANSACTIONS,
-        outputsTable(await repeatedOutputs(sql, blocks)),
-        ADDRESS_TRANSACTIONS,
-      ];
-      const rows = tables.map((table) => encodeRows(table, blocks));
+      const rows = (await tablesToWrite(sql, blocks)).map((table) => encodeRows(table, blocks));
       const first = text(blocks[0]!.number);
       const last = text(blocks[blocks.length - 1]!.number);
       // The index ends elsewhere than this writer left it: another instance wrote (and may have rewound)
